@@ -1,0 +1,315 @@
+// nanomx's profiler: the public C++ interface.
+//
+// What it records: operators run by the engine (on a device row such as cpu/0), C API calls,
+// memory per device, and user-annotated regions (Domain / Task / Frame / Event / Counter /
+// Marker, the model of MXNet's profiler and of Intel ITT / NVTX). What it writes: a Chrome
+// Tracing JSON file (valid after every flush) and MXNet's aggregate table (`dumps`).
+//
+// Cost model: a disabled site is one relaxed atomic load and a branch (`active`). A recorded
+// event is one 32-byte record appended to a thread-local buffer: no lock, no allocation, no
+// formatting. Everything expensive happens in the collector (dump or the continuous-dump thread).
+//
+// Quick start for C++ code:
+//   nanomx::profiler::set_config({{"profile_all", "true"}, {"filename", "trace.json"}});
+//   nanomx::profiler::set_state(nanomx::profiler::State::kRunning);
+//   { NANOMX_PROFILE_SCOPE("load batch"); ... }
+//   nanomx::profiler::set_state(nanomx::profiler::State::kStopped);
+//   nanomx::profiler::dump(true);
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace nanomx::profiler {
+
+// ------------------------------------------------------------------------------------------
+// Configuration and state (MXNet's set_config / set_state / pause / dump / dumps).
+
+// Mode bits, as MXNet's ProfilerMode.
+enum ModeBits : uint32_t {
+  kSymbolic = 1,    // operators pushed by the symbolic executor
+  kImperative = 2,  // operators pushed imperatively
+  kApi = 4,         // C API calls
+  kMemory = 8,      // allocations and frees per device
+  kAllModes = 15,
+};
+constexpr uint32_t kDefaultMode = kSymbolic | kApi | kMemory;  // 13, as MXNet
+
+enum class State { kStopped = 0, kRunning = 1 };
+enum class ProfileProcess { kWorker = 0, kServer = 1 };
+enum class StatsFormat { kTable = 0, kJson = 1 };
+enum class SortBy { kTotal = 0, kAvg = 1, kMin = 2, kMax = 3, kCount = 4 };
+
+// How a duration (operator, Event) is written to the trace: as MXNet does, a `B` and an `E`
+// event; or as one `X` (complete) event, about half the bytes.
+enum class DurationEvents { kBeginEnd, kComplete };
+
+// A parsed configuration. `parse_config` validates everything before `set_config` changes
+// anything, so a bad call leaves the profiler exactly as it was.
+struct Config {
+  uint32_t mode = kDefaultMode;
+  std::string filename = "profile.json";
+  bool continuous_dump = true;
+  double dump_period_seconds = 1.0;
+  bool aggregate_stats = false;
+  ProfileProcess profile_process = ProfileProcess::kWorker;
+  std::string gpu_memory_profile_filename_prefix = "gpu_memory_profile";
+  // nanomx-only: upper bound on the memory of all event buffers together (0 = unbounded).
+  // Events that do not fit are dropped and counted; the count is written into the trace.
+  uint64_t max_buffer_bytes = 0;
+  DurationEvents duration_events = DurationEvents::kBeginEnd;
+};
+
+using KeyValues = std::vector<std::pair<std::string, std::string>>;
+
+// Parses MXNet's string key/value form. Throws nanomx::Error naming the key, the bad value and
+// the valid choices.
+Config parse_config(const KeyValues& key_values);
+// The keys parse_config accepts, in the order they are documented.
+const std::vector<std::string>& config_keys();
+
+// Worker-side configuration (profile_process=worker): replaces mode and filename, deletes the
+// target file (as MXNet), starts or stops the continuous-dump thread, creates or drops the
+// aggregate table. Does not change the running state.
+void set_config(const KeyValues& key_values);
+void apply_config(const Config& config);
+
+// kRunning: enables output and clears a pause. kStopped: sets the pause flag (so later
+// user-object records are dropped, as MXNet); output stays enabled so a dump still works.
+void set_state(State state);
+void pause();
+void resume();
+
+// Writes pending records to the configured file. Throws if output was never enabled (no run
+// since the last finishing dump). `finished` writes the last flush and closes the file.
+// Without continuous dump every dump finishes the file (as MXNet).
+void dump(bool finished);
+
+// The aggregate table (MXNet's layout byte for byte) or its JSON form; "" when aggregate
+// stats are off. Never touches the trace file. `reset` clears the table after building the text.
+std::string dumps(bool reset = false, StatsFormat format = StatsFormat::kTable,
+                  SortBy sort_by = SortBy::kTotal, bool ascending = false);
+
+uint32_t mode();
+State state();
+bool paused();
+const Config& current_config();
+// Events dropped because the buffer bound was reached, since the process started.
+uint64_t dropped_events();
+
+// The process-global profiler scope (MXSetProfilerScope); default "<unk>:".
+void set_scope(std::string_view scope);
+std::string scope();
+
+// ------------------------------------------------------------------------------------------
+// Names: every string the hot path needs is interned once, to a small stable id.
+
+using NameId = uint32_t;
+NameId intern(std::string_view name);
+std::string name_of(NameId id);
+
+// Names the calling thread in the trace (`thread_name` metadata). Threads that never call this
+// are named "thread <n>"; the first thread that records is "main" when it is the main thread.
+void set_thread_name(std::string_view name);
+
+// ------------------------------------------------------------------------------------------
+// Device rows. Slots follow MXNet: cpu/0..cpu/N-1, gpu/0..gpu/G-1, "cpu pinned/",
+// "cpu shared/"; N = hardware threads, G = 0 until a CUDA-enabled layer sets it.
+
+enum class DeviceType { kCPU = 1, kGPU = 2, kCPUPinned = 3, kCPUShared = 5 };  // MXNet's codes
+int device_slot(DeviceType type, int device_id);  // throws on an id out of range
+int device_slot_count();
+std::string device_slot_name(int slot);
+// Called once by a CUDA-enabled runtime before profiling; the slot layout is fixed afterwards.
+void set_gpu_slot_count(int count);
+
+// ------------------------------------------------------------------------------------------
+// User objects (MXNet's Domain / Task / Frame / Event / Counter / Marker). Recording is gated
+// only by the pause flag, as in MXNet: objects record before the first run, and not after stop.
+
+enum class MarkerScope { kGlobal, kProcess, kThread, kTask, kMarker };
+// "global", "process", "thread", "task", "marker"; throws listing the valid values.
+MarkerScope parse_marker_scope(std::string_view text);
+
+class Domain {
+ public:
+  // Throws on an empty name.
+  explicit Domain(std::string_view name);
+  const std::string& name() const { return name_; }
+  NameId id() const { return id_; }
+
+ private:
+  std::string name_;
+  NameId id_;
+};
+
+// A duration: start() stores the time, stop() records [start, now] on the calling thread.
+// stop() without a start() throws (MXNet would record garbage).
+class Duration {
+ public:
+  void start();
+  void stop();
+  bool started() const { return start_ticks_ != 0; }
+  NameId name_id() const { return name_; }
+  std::string name() const { return name_of(name_); }
+
+ protected:
+  enum class Kind : uint8_t { kTask, kFrame, kEvent };
+  Duration(Kind kind, NameId name, NameId category);
+
+ private:
+  Kind kind_;
+  NameId name_;
+  NameId category_;
+  uint32_t instance_;  // id of a frame's async slice
+  uint64_t start_ticks_ = 0;
+};
+
+class Task : public Duration {  // `b`/`e`, category = domain name
+ public:
+  Task(const Domain& domain, std::string_view name);
+};
+class Frame : public Duration {  // async slice, category = "<domain>,frame"
+ public:
+  Frame(const Domain& domain, std::string_view name);
+};
+class Event : public Duration {  // `B`/`E`, category = "event"
+ public:
+  explicit Event(std::string_view name);
+};
+
+// A 64-bit unsigned counter; each change records a `C` event. Going below zero wraps, as MXNet.
+class Counter {
+ public:
+  Counter(const Domain& domain, std::string_view name);
+  void set_value(uint64_t value);
+  void increment(int64_t delta = 1);
+  void decrement(int64_t delta = 1) { increment(-delta); }
+  uint64_t value() const { return value_.load(std::memory_order_relaxed); }
+  NameId name_id() const { return name_; }
+
+ private:
+  void emit(uint64_t value);
+  NameId name_;
+  NameId category_;
+  std::atomic<uint64_t> value_{0};
+};
+
+class Marker {
+ public:
+  Marker(const Domain& domain, std::string_view name);
+  void mark(MarkerScope scope = MarkerScope::kProcess);
+
+ private:
+  NameId name_;
+  NameId category_;
+};
+
+// ------------------------------------------------------------------------------------------
+// Hooks for the runtime's layers (engine, storage, C API). All are cheap when disabled.
+
+namespace detail {
+// Bits of the gate word: the four mode bits (set only while running and not paused), kUserBit
+// (set while not paused: user objects), kAggregateBit (aggregate table enabled).
+constexpr uint32_t kUserBit = 16;
+constexpr uint32_t kAggregateBit = 32;
+extern std::atomic<uint32_t> gate;
+uint64_t now_ticks_slow();
+extern const bool use_tsc;
+}  // namespace detail
+
+// True when events of these mode bits are being recorded: one relaxed load and a branch.
+inline bool active(uint32_t mode_bits) {
+  return (detail::gate.load(std::memory_order_relaxed) & mode_bits) == mode_bits;
+}
+
+// The profiler's clock: TSC ticks where the TSC is invariant, else CLOCK_MONOTONIC ns. Ticks
+// become nanoseconds since the trace's time zero only in the collector.
+inline uint64_t now_ticks() {
+#if defined(__x86_64__)
+  if (detail::use_tsc) return __builtin_ia32_rdtsc();
+#endif
+  return detail::now_ticks_slow();
+}
+
+// C API calls (category MXNET_C_API). Each call records the counters "MXNet C API Calls" and
+// "MXNet C API Concurrency" and a `b`/`e` task named after the function. Tolerant of the state
+// changing in the middle of a call.
+void api_enter(NameId function);
+void api_exit(NameId function);
+class ApiCallScope {
+ public:
+  explicit ApiCallScope(NameId function) : function_(function), on_(active(kApi)) {
+    if (on_) api_enter(function_);
+  }
+  ~ApiCallScope() {
+    if (on_) api_exit(function_);
+  }
+  ApiCallScope(const ApiCallScope&) = delete;
+  ApiCallScope& operator=(const ApiCallScope&) = delete;
+
+ private:
+  NameId function_;
+  bool on_;
+};
+
+// Operators (category "operator", or "Custom Operator" for names with "::"). Recorded on the
+// calling (worker) thread under the device slot's row, with the shapes in `args`. A non-zero
+// flow id links the op to the thread that pushed it (see flow_start).
+struct ShapeView {
+  const int64_t* dims;
+  int ndim;
+};
+struct OperatorShapes {
+  std::span<const ShapeView> inputs;
+  std::span<const ShapeView> outputs;
+};
+void record_operator(NameId name, int slot, uint64_t begin_ticks, uint64_t end_ticks,
+                     const OperatorShapes& shapes = {}, uint64_t flow_id = 0);
+
+// Records the start of a flow arrow on the calling thread and returns its id (never 0).
+// Returns 0 (nothing recorded) when `mode_bits` are not active.
+uint64_t flow_start(NameId category, uint32_t mode_bits);
+
+// Memory per device slot: in-use bytes are always tracked (so the peak is true); while kMemory
+// is active each change also records the counter "Memory: <slot>" in category "Device Storage".
+void memory_alloc(int slot, uint64_t bytes);
+void memory_free(int slot, uint64_t bytes);
+uint64_t memory_in_use(int slot);
+uint64_t memory_peak(int slot);
+
+// ------------------------------------------------------------------------------------------
+// Scoped annotation for C++ code: an Event-kind duration (category "event") that costs one
+// load and a branch when the profiler is paused or stopped.
+class ScopedEvent {
+ public:
+  explicit ScopedEvent(NameId name)
+      : name_(name), begin_(active(detail::kUserBit) ? now_ticks() : 0) {}
+  ~ScopedEvent() {
+    if (begin_ != 0) finish();
+  }
+  ScopedEvent(const ScopedEvent&) = delete;
+  ScopedEvent& operator=(const ScopedEvent&) = delete;
+
+ private:
+  void finish();
+  NameId name_;
+  uint64_t begin_;
+};
+
+}  // namespace nanomx::profiler
+
+#define NANOMX_PROFILE_CONCAT_INNER(a, b) a##b
+#define NANOMX_PROFILE_CONCAT(a, b) NANOMX_PROFILE_CONCAT_INNER(a, b)
+// NANOMX_PROFILE_SCOPE("name"): records the enclosing block as an event; the name is interned
+// once per call site.
+#define NANOMX_PROFILE_SCOPE(name_literal)                                                        \
+  static const ::nanomx::profiler::NameId NANOMX_PROFILE_CONCAT(nanomx_scope_name_, __LINE__) = \
+      ::nanomx::profiler::intern(name_literal);                                                   \
+  ::nanomx::profiler::ScopedEvent NANOMX_PROFILE_CONCAT(nanomx_scope_, __LINE__)(               \
+      NANOMX_PROFILE_CONCAT(nanomx_scope_name_, __LINE__))
