@@ -32,8 +32,7 @@ NANOMX_DLL int MXSetProcessProfilerState(int state, int profile_process,
 NANOMX_DLL int MXSetProfilerState(int state);
 /* Not in 1.9.1 (MXNet master has it): sets the process-global memory-profiler scope. */
 NANOMX_DLL int MXSetProfilerScope(const char* scope);
-NANOMX_DLL int MXDumpProcessProfile(int finished, int profile_process,
-                                    KVStoreHandle kvStoreHandle);
+NANOMX_DLL int MXDumpProcessProfile(int finished, int profile_process, KVStoreHandle kvStoreHandle);
 NANOMX_DLL int MXDumpProfile(int finished);
 /* The default table (format table, sort by total, descending). */
 NANOMX_DLL int MXAggregateProfileStatsPrint(const char** out_str, int reset);
@@ -41,12 +40,10 @@ NANOMX_DLL int MXAggregateProfileStatsPrint(const char** out_str, int reset);
  * valid until the next call on this thread. */
 NANOMX_DLL int MXAggregateProfileStatsPrintEx(const char** out_str, int reset, int format,
                                               int sort_by, int ascending);
-NANOMX_DLL int MXProcessProfilePause(int paused, int profile_process,
-                                     KVStoreHandle kvStoreHandle);
+NANOMX_DLL int MXProcessProfilePause(int paused, int profile_process, KVStoreHandle kvStoreHandle);
 NANOMX_DLL int MXProfilePause(int paused);
 NANOMX_DLL int MXProfileCreateDomain(const char* domain, ProfileHandle* out);
-NANOMX_DLL int MXProfileCreateTask(ProfileHandle domain, const char* task_name,
-                                   ProfileHandle* out);
+NANOMX_DLL int MXProfileCreateTask(ProfileHandle domain, const char* task_name, ProfileHandle* out);
 NANOMX_DLL int MXProfileCreateFrame(ProfileHandle domain, const char* frame_name,
                                     ProfileHandle* out);
 NANOMX_DLL int MXProfileCreateEvent(const char* event_name, ProfileHandle* out);

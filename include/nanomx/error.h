@@ -35,6 +35,14 @@ class ErrorBuilder {
 };
 }  // namespace detail
 
+// Throws nanomx::Error with the parts streamed together: fail("bad shape ", shape, " for ", op).
+template <typename... Parts>
+[[noreturn]] void fail(const Parts&... parts) {
+  std::ostringstream stream;
+  (stream << ... << parts);
+  throw Error(stream.str());
+}
+
 }  // namespace nanomx
 
 // NANOMX_CHECK(cond) << "what was expected"; throws nanomx::Error when cond is false.

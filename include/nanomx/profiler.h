@@ -220,7 +220,7 @@ constexpr uint32_t kUserBit = 16;
 constexpr uint32_t kAggregateBit = 32;
 extern std::atomic<uint32_t> gate;
 uint64_t now_ticks_slow();
-extern const bool use_tsc;
+extern bool use_tsc;  // set once at load, before any record
 }  // namespace detail
 
 // True when events of these mode bits are being recorded: one relaxed load and a branch.
@@ -308,8 +308,8 @@ class ScopedEvent {
 #define NANOMX_PROFILE_CONCAT(a, b) NANOMX_PROFILE_CONCAT_INNER(a, b)
 // NANOMX_PROFILE_SCOPE("name"): records the enclosing block as an event; the name is interned
 // once per call site.
-#define NANOMX_PROFILE_SCOPE(name_literal)                                                        \
+#define NANOMX_PROFILE_SCOPE(name_literal)                                                      \
   static const ::nanomx::profiler::NameId NANOMX_PROFILE_CONCAT(nanomx_scope_name_, __LINE__) = \
-      ::nanomx::profiler::intern(name_literal);                                                   \
-  ::nanomx::profiler::ScopedEvent NANOMX_PROFILE_CONCAT(nanomx_scope_, __LINE__)(               \
-      NANOMX_PROFILE_CONCAT(nanomx_scope_name_, __LINE__))
+      ::nanomx::profiler::intern(name_literal);                                                 \
+  ::nanomx::profiler::ScopedEvent NANOMX_PROFILE_CONCAT(                                        \
+      nanomx_scope_, __LINE__)(NANOMX_PROFILE_CONCAT(nanomx_scope_name_, __LINE__))

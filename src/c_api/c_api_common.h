@@ -8,6 +8,8 @@
 //   }
 #pragma once
 
+#include <string>
+
 #include "nanomx/error.h"
 #include "nanomx/profiler.h"
 
@@ -19,16 +21,24 @@ int translate_current_exception() noexcept;
 void check_not_null(const void* pointer, const char* function, const char* what);
 }  // namespace nanomx::c_api
 
-#define NANOMX_API_BEGIN(function)                                                             \
-  static const ::nanomx::profiler::NameId nanomx_api_function_name =                           \
-      ::nanomx::profiler::intern(#function);                                                   \
-  ::nanomx::profiler::ApiCallScope nanomx_api_call_scope(nanomx_api_function_name);            \
+#define NANOMX_API_BEGIN(function)                                                  \
+  static const ::nanomx::profiler::NameId nanomx_api_function_name =                \
+      ::nanomx::profiler::intern(#function);                                        \
+  ::nanomx::profiler::ApiCallScope nanomx_api_call_scope(nanomx_api_function_name); \
   try {
 // For the profiler-control functions, which MXNet excludes from API profiling.
 #define NANOMX_API_BEGIN_UNPROFILED() try {
-#define NANOMX_API_END()                                       \
-  }                                                            \
-  catch (...) {                                                \
-    return ::nanomx::c_api::translate_current_exception();     \
-  }                                                            \
+#define NANOMX_API_END()                                   \
+  }                                                        \
+  catch (...) {                                            \
+    return ::nanomx::c_api::translate_current_exception(); \
+  }                                                        \
   return 0
+
+namespace nanomx::c_api {
+// Server-side profiling (profile_process=server) travels through the distributed KVStore as
+// MXNet's kSetProfilerParams command: `body` is the payload plus the sub-command digit (spec
+// §10). The kvstore layer installs the sender; without one, server requests fail clearly.
+using ServerProfilerSender = void (*)(void* kvstore, const std::string& body);
+void set_server_profiler_sender(ServerProfilerSender sender);
+}  // namespace nanomx::c_api

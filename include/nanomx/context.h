@@ -1,0 +1,29 @@
+// Where an NDArray lives: a device type and id (MXNet's Context), mapped to a profiler device row.
+#pragma once
+
+#include <string>
+
+#include "nanomx/profiler.h"
+
+namespace nanomx {
+
+using profiler::DeviceType;
+
+struct Context {
+  DeviceType dev_type = DeviceType::kCPU;
+  int dev_id = 0;
+
+  static Context cpu(int id = 0) { return {DeviceType::kCPU, id}; }
+  bool is_cpu() const { return dev_type != DeviceType::kGPU; }
+  // The profiler's device slot (cpu/i, gpu/i, ...); throws for an id out of range.
+  int profiler_slot() const { return profiler::device_slot(dev_type, dev_id); }
+  // "cpu(0)", "gpu(1)", "cpu_pinned(0)", "cpu_shared(0)".
+  std::string str() const;
+  bool operator==(const Context& other) const = default;
+};
+
+// Validates a context given as MXNet's integer codes (1 cpu, 2 gpu, 3 cpu_pinned, 5 cpu_shared);
+// throws for GPU contexts (this build has no GPU) and unknown codes.
+Context make_context(int dev_type, int dev_id);
+
+}  // namespace nanomx

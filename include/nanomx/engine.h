@@ -1,0 +1,90 @@
+// The asynchronous dependency engine (MXNet's model, spec §7).
+//
+// Work is pushed as a function plus the variables it reads and writes; `push` returns at once.
+// Per variable, operations run in push order except that reads pushed between two writes run
+// together: a read waits for every earlier write, a write for every earlier read and write.
+// The threaded engine runs CPU work on a worker pool per CPU device (NANOMX_CPU_WORKER_NTHREADS,
+// default 1); the naive engine (NANOMX_ENGINE_TYPE=NaiveEngine) runs everything inside push.
+//
+// Errors: an exception thrown by an operation is stored on the variables it writes; later
+// operations that read or write such a variable are skipped and inherit the error; the error is
+// raised (once) by the next wait_for_var on it, and by wait_all. The engine keeps working.
+//
+// Profiling: when the push's mode bits are active at push time, the operation is recorded on
+// the thread that runs it, category "operator", on its context's device row, with the given
+// shapes, and a flow arrow from the pushing thread.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <span>
+#include <string_view>
+
+#include "nanomx/context.h"
+#include "nanomx/profiler.h"
+#include "nanomx/shape.h"
+
+namespace nanomx::engine {
+
+// MXNet's FnProperty. kAsync, kDeleteVar and kNoSkip run on the thread that releases them (the
+// pushing thread when ready at push); kNoSkip runs even when its inputs hold an error.
+enum class FnProperty {
+  kNormal = 0,
+  kCopyFromGPU = 1,
+  kCopyToGPU = 2,
+  kCPUPrioritized = 3,
+  kAsync = 4,
+  kDeleteVar = 5,
+  kGPUPrioritized = 6,
+  kNoSkip = 7,
+};
+
+class Var;  // opaque; created by new_variable, destroyed by delete_variable
+using VarHandle = Var*;
+
+struct PushOptions {
+  FnProperty prop = FnProperty::kNormal;
+  // Shown in error messages and in the trace; must outlive the operation (a string literal or
+  // a registry name). Unnamed operations are never profiled.
+  const char* name = nullptr;
+  profiler::NameId name_id = 0;  // profiler::intern(name); read only when name is set
+  // The profiler mode this push belongs to: kImperative for imperative ops, kSymbolic for an
+  // executor's.
+  uint32_t profile_mode = profiler::kImperative;
+  // Recorded in the event's args; copied only when the push is profiled.
+  std::span<const Shape> input_shapes;
+  std::span<const Shape> output_shapes;
+};
+
+enum class EngineType { kThreadedPerDevice, kNaive };
+
+class Engine {
+ public:
+  virtual ~Engine() = default;
+
+  virtual VarHandle new_variable() = 0;
+  // Runs fn once every earlier use of `reads` (writes only) and `writes` (all uses) finished.
+  // A variable listed in both is treated as written; duplicates are ignored.
+  virtual void push(std::function<void()> fn, Context ctx, std::span<const VarHandle> reads,
+                    std::span<const VarHandle> writes, const PushOptions& options = {}) = 0;
+  // Runs on_delete (may be empty) after every pending use of var, then destroys var. Nothing
+  // may be pushed on var afterwards.
+  virtual void delete_variable(std::function<void()> on_delete, Context ctx, VarHandle var) = 0;
+  // Blocks until every write pushed so far on var finished; rethrows (and clears) its error.
+  virtual void wait_for_var(VarHandle var) = 0;
+  // Blocks until everything pushed so far finished; rethrows (and clears) the first error
+  // raised by an operation since the last wait_all.
+  virtual void wait_all() = 0;
+  virtual EngineType type() const = 0;
+
+  // The process engine, chosen at first use from NANOMX_ENGINE_TYPE / MXNET_ENGINE_TYPE
+  // (ThreadedEnginePerDevice (default), ThreadedEngine (same), NaiveEngine).
+  static Engine& get();
+  // A separate engine (tests, benchmarks). cpu_workers: threads per CPU device.
+  static std::unique_ptr<Engine> create(EngineType type, int cpu_workers);
+};
+
+// Parses an engine type name; throws listing the valid names.
+EngineType parse_engine_type(std::string_view name);
+
+}  // namespace nanomx::engine

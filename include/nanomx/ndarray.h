@@ -1,0 +1,102 @@
+// NDArray: a dense array on a context — storage (shared between views) + shape + dtype + byte
+// offset + the engine variable that orders every operation on the storage.
+//
+// Reads and writes of the data go through the engine (see engine.h): an operator pushes a
+// function that reads its inputs' variables and writes its outputs'. The synchronous host
+// copies wait on the engine first. Views (slice, at, reshape) share storage and variable.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "nanomx/context.h"
+#include "nanomx/dtype.h"
+#include "nanomx/engine.h"
+#include "nanomx/shape.h"
+
+namespace nanomx {
+
+namespace detail {
+struct Chunk;
+}
+
+class NDArray {
+ public:
+  // A "none" array (MXNDArrayCreateNone): no storage, no shape.
+  NDArray() = default;
+  // An uninitialized array.
+  NDArray(Shape shape, Context ctx, DType dtype = DType::kFloat32);
+
+  bool is_none() const { return chunk_ == nullptr; }
+  const Shape& shape() const { return shape_; }
+  DType dtype() const { return dtype_; }
+  Context ctx() const;
+  int64_t size() const { return shape_.size(); }
+  size_t nbytes() const { return static_cast<size_t>(size()) * dtype_size(dtype_); }
+  // The first element. Only meaningful inside an engine operation on this array's variable, or
+  // after a wait. Null for a 0-size array.
+  void* data() const;
+  template <typename T>
+  T* data_as() const {
+    return static_cast<T*>(data());
+  }
+  engine::VarHandle var() const;
+  // True when both arrays share storage (views of one another).
+  bool same_storage(const NDArray& other) const { return chunk_ == other.chunk_; }
+
+  // Views sharing storage and the engine variable: rows [begin, end) of axis 0; row `index`
+  // (axis 0 removed); the same elements with another shape (same size).
+  NDArray slice(int64_t begin, int64_t end) const;
+  NDArray at(int64_t index) const;
+  NDArray reshape(const Shape& shape) const;
+
+  // Block until pending writes (wait_to_read) or all pending uses (wait_to_write) finished;
+  // rethrow an operator's error kept on the array.
+  void wait_to_read() const;
+  void wait_to_write() const;
+  // Synchronous copies from / to host memory; `bytes` must equal nbytes().
+  void sync_copy_from_cpu(const void* src, size_t bytes) const;
+  void sync_copy_to_cpu(void* dst, size_t bytes) const;
+  // A new array on ctx holding a copy (engine op "_copyto"); copy_from copies src (same shape
+  // and dtype) into this array.
+  NDArray copy_to(Context ctx) const;
+  void copy_from(const NDArray& src) const;
+
+  // Convenience for tests and tools: the elements as a host vector (waits).
+  template <typename T>
+  std::vector<T> to_vector() const {
+    std::vector<T> out(static_cast<size_t>(size()));
+    check_host_type(sizeof(T));
+    sync_copy_to_cpu(out.data(), nbytes());
+    return out;
+  }
+
+ private:
+  void check_host_type(size_t element_size) const;
+  std::shared_ptr<detail::Chunk> chunk_;
+  Shape shape_;
+  DType dtype_ = DType::kFloat32;
+  size_t byte_offset_ = 0;
+};
+
+// ---- Save / load (spec §1.5, MXNet 1.x binary formats) -----------------------------------------
+
+// The single-array blob (NDArray::Save; what pickling stores): appended to `out`.
+void save_blob(const NDArray& array, std::string& out);
+// The list/dict file body (magic 0x112). `names` is empty (a list) or one name per array.
+std::string save_list(const std::vector<NDArray>& arrays, const std::vector<std::string>& names);
+void save_file(const std::string& filename, const std::vector<NDArray>& arrays,
+               const std::vector<std::string>& names);
+
+struct LoadedArrays {
+  std::vector<NDArray> arrays;
+  std::vector<std::string> names;  // empty for a list
+};
+// `source` names the data in error messages (a file name, or "raw bytes").
+NDArray load_blob(const void* data, size_t size, const std::string& source = "raw bytes");
+LoadedArrays load_list(const void* data, size_t size, const std::string& source);
+LoadedArrays load_file(const std::string& filename);
+
+}  // namespace nanomx

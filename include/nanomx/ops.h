@@ -1,0 +1,41 @@
+// Imperative operators: a registry keyed by MXNet's operator names. Each operator parses its
+// string attributes (as MXImperativeInvoke receives them), infers the output shape and dtype,
+// and pushes its CPU kernel to the engine, named after the operator.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "nanomx/ndarray.h"
+
+namespace nanomx::ops {
+
+using Attrs = std::vector<std::pair<std::string, std::string>>;
+
+struct Op;  // defined in src/ops/registry.h
+
+// The operator registered under `name` (or an alias); null when there is none.
+const Op* find_op(std::string_view name);
+// As find_op, but throws "unknown operator '<name>'".
+const Op& get_op(std::string_view name);
+// Every registered name and alias, sorted.
+std::vector<std::string> list_op_names();
+const std::string& op_name(const Op& op);
+
+// Runs op on inputs. With `outputs` empty the result is a new array; with one output array
+// the result is written into it (its shape and dtype must be what the op produces) and the
+// same array is returned. Throws, on the calling thread, for bad inputs or attributes; a
+// kernel failure is raised by the next wait on the output (see engine.h).
+std::vector<NDArray> invoke(const Op& op, std::span<const NDArray> inputs, const Attrs& attrs,
+                            std::span<const NDArray> outputs = {});
+std::vector<NDArray> invoke(std::string_view name, std::span<const NDArray> inputs,
+                            const Attrs& attrs = {}, std::span<const NDArray> outputs = {});
+
+// Seeds the generator behind _random_uniform / _random_normal (ordered with pending random ops).
+void seed_random(uint64_t seed);
+
+}  // namespace nanomx::ops

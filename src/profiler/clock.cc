@@ -1,0 +1,107 @@
+#include "profiler/clock.h"
+
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include "nanomx/profiler.h"
+
+namespace nanomx::profiler {
+
+uint64_t monotonic_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+uint64_t unix_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+namespace {
+
+// The TSC is a usable clock only when it ticks at a constant rate through frequency changes
+// and sleep states; otherwise fall back to the vDSO clock (about twice the cost per read).
+bool tsc_is_invariant() {
+#if defined(__x86_64__)
+  if (const char* force = getenv("NANOMX_PROFILER_CLOCK");
+      force && std::string(force) == "monotonic")
+    return false;
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line)) {
+    if (line.rfind("flags", 0) == 0) {
+      return line.find(" constant_tsc") != std::string::npos &&
+             line.find(" nonstop_tsc") != std::string::npos;
+    }
+  }
+#endif
+  return false;
+}
+
+TimeZero g_time_zero{};
+
+}  // namespace
+
+namespace detail {
+// Written once by the priority constructor below, before any C++ dynamic initializer of this
+// library or of a program linking it can record, so every record uses one tick source.
+bool use_tsc = false;
+
+uint64_t now_ticks_slow() { return monotonic_ns(); }
+}  // namespace detail
+
+__attribute__((constructor(101))) static void init_profiler_clock() {
+  detail::use_tsc = tsc_is_invariant();
+  // Read the three clocks as close together as possible; the middle monotonic read is the one
+  // the Unix time is paired with.
+  g_time_zero.ticks = now_ticks();
+  g_time_zero.monotonic_ns = monotonic_ns();
+  g_time_zero.unix_ns = unix_ns();
+}
+
+const TimeZero& time_zero() { return g_time_zero; }
+const char* tick_source() { return detail::use_tsc ? "tsc" : "CLOCK_MONOTONIC"; }
+
+void TickConverter::anchor_now() {
+  if (!detail::use_tsc) return;  // ticks are already nanoseconds
+  if (anchors_.empty()) anchors_.push_back({g_time_zero.ticks, 0});
+  // The first slope needs a long enough baseline: 10 ms gives a rate good to a few ppm.
+  constexpr uint64_t kMinBaselineNs = 10'000'000;
+  constexpr uint64_t kMinSpacingNs = 50'000'000;
+  uint64_t elapsed = monotonic_ns() - g_time_zero.monotonic_ns;
+  if (anchors_.size() == 1 && elapsed < kMinBaselineNs) {
+    std::this_thread::sleep_for(std::chrono::nanoseconds(kMinBaselineNs - elapsed));
+  }
+  uint64_t ticks = now_ticks();
+  uint64_t ns = monotonic_ns() - g_time_zero.monotonic_ns;
+  if (anchors_.size() > 1 && ns - anchors_.back().ns < kMinSpacingNs) return;
+  if (ticks <= anchors_.back().ticks || ns <= anchors_.back().ns) return;
+  anchors_.push_back({ticks, ns});
+}
+
+uint64_t TickConverter::to_ns(uint64_t ticks) const {
+  if (!detail::use_tsc) {
+    return ticks > g_time_zero.monotonic_ns ? ticks - g_time_zero.monotonic_ns : 0;
+  }
+  if (anchors_.size() < 2 || ticks <= anchors_.front().ticks) return 0;
+  // Segment whose start is the last anchor at or before `ticks`; past the last anchor the last
+  // segment's slope extends.
+  auto it = std::upper_bound(anchors_.begin(), anchors_.end(), ticks,
+                             [](uint64_t t, const Anchor& a) { return t < a.ticks; });
+  size_t hi = static_cast<size_t>(it - anchors_.begin());
+  if (hi >= anchors_.size()) hi = anchors_.size() - 1;
+  const Anchor& a = anchors_[hi - 1];
+  const Anchor& b = anchors_[hi];
+  __int128 delta = static_cast<__int128>(ticks - a.ticks) * static_cast<__int128>(b.ns - a.ns) /
+                   static_cast<__int128>(b.ticks - a.ticks);
+  return a.ns + static_cast<uint64_t>(delta);
+}
+
+}  // namespace nanomx::profiler

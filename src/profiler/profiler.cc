@@ -1,0 +1,624 @@
+// The profiler's state machine (config, run/stop, pause, dump), the collector that moves
+// records from thread buffers into the trace file, and the hooks other layers call.
+#include "nanomx/profiler.h"
+
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <mutex>
+#include <thread>
+
+#include "nanomx/error.h"
+#include "profiler/aggregate_stats.h"
+#include "profiler/clock.h"
+#include "profiler/name_table.h"
+#include "profiler/recording.h"
+#include "profiler/thread_buffer.h"
+#include "profiler/trace_writer.h"
+
+namespace nanomx::profiler {
+
+namespace detail {
+std::atomic<uint32_t> gate{kUserBit};  // not paused, not running: user objects record (Q14)
+}  // namespace detail
+
+namespace {
+
+constexpr int kMaxGpuSlots = 64;
+constexpr size_t kPrefaultChunks = 32;  // 4 MiB of records ready when profiling starts
+constexpr size_t kFlushPieceBytes = 8u << 20;
+
+int cpu_slot_count() {
+  static const int count = [] {
+    unsigned n = std::thread::hardware_concurrency();
+    return n == 0 ? 64 : static_cast<int>(n);  // MXNet's fallback
+  }();
+  return count;
+}
+
+std::atomic<int> g_gpu_slots{0};
+
+// Per device slot: bytes in use and the peak, always tracked.
+struct MemorySlots {
+  std::atomic<uint64_t> in_use[4096 + kMaxGpuSlots + 2];
+  std::atomic<uint64_t> peak[4096 + kMaxGpuSlots + 2];
+  std::atomic<NameId> counter_name[4096 + kMaxGpuSlots + 2];  // 0 until first needed
+};
+MemorySlots& memory_slots() {
+  static MemorySlots* slots = new MemorySlots();
+  return *slots;
+}
+
+std::atomic<uint64_t> g_api_calls{0};
+std::atomic<int64_t> g_api_concurrency{0};
+
+struct Profiler {
+  std::mutex mutex;  // config, state, collector; never taken on the hot path
+  std::condition_variable wake_dump_thread;
+  Config config;
+  State state = State::kStopped;
+  bool paused = false;
+  bool output_enabled = false;
+  bool exiting = false;
+  std::thread dump_thread;
+  TraceWriter writer;
+  TickConverter clock;
+  std::string scope = "<unk>:";
+  std::vector<ThreadStats::Snapshot> retired_stats;  // of threads that exited
+  uint64_t retired_dropped = 0;
+  bool reported_drops = false;
+
+  NameId api_category = intern("MXNET_C_API");
+  NameId api_calls_name = intern("MXNet C API Calls");
+  NameId api_concurrency_name = intern("MXNet C API Concurrency");
+  NameId operator_category = intern("operator");
+  NameId custom_operator_category = intern("Custom Operator");
+  NameId event_category = intern("event");
+  NameId storage_category = intern("Device Storage");
+  NameId flow_name = intern("flow");
+
+  void update_gate() {
+    uint32_t g = 0;
+    if (state == State::kRunning && !paused) g |= config.mode & kAllModes;
+    if (!paused) g |= detail::kUserBit;
+    if (config.aggregate_stats) g |= detail::kAggregateBit;
+    detail::gate.store(g, std::memory_order_relaxed);
+  }
+
+  std::string other_data() {
+    uint64_t dropped = retired_dropped;
+    {
+      ThreadRegistry& registry = thread_registry();
+      std::lock_guard<std::mutex> lock(registry.mutex);
+      for (const auto& b : registry.buffers) dropped += b->dropped();
+    }
+    const TimeZero& zero = time_zero();
+    std::string s = "\"producer\":\"nanomx " + std::string("0.1.0") + "\",\"clock\":\"" +
+                    tick_source() + "\",\"time_zero_unix_ns\":" + std::to_string(zero.unix_ns) +
+                    ",\"time_zero_monotonic_ns\":" + std::to_string(zero.monotonic_ns);
+    char host[256] = {0};
+    gethostname(host, sizeof host - 1);
+    std::string boot_id;
+    std::ifstream("/proc/sys/kernel/random/boot_id") >> boot_id;
+    s += ",\"host\":\"";
+    for (char c : std::string(host))
+      if (c != '"' && c != '\\' && static_cast<unsigned char>(c) >= 0x20) s += c;
+    s += "\",\"boot_id\":\"" + boot_id + "\",\"os_pid\":" + std::to_string(getpid());
+    s += ",\"dropped_events\":" + std::to_string(dropped);
+    s += ",\"memory_peak_bytes\":{";
+    bool first = true;
+    for (int slot = 0; slot < device_slot_count(); ++slot) {
+      uint64_t peak = memory_slots().peak[slot].load(std::memory_order_relaxed);
+      if (peak == 0) continue;
+      if (!first) s += ",";
+      first = false;
+      s.append("\"").append(device_slot_name(slot)).append("\":").append(std::to_string(peak));
+    }
+    s += "}";
+    if (dropped > 0 && !reported_drops) {
+      reported_drops = true;
+      std::fprintf(stderr,
+                   "nanomx profiler: %llu events were dropped because the buffer bound "
+                   "(max_buffer_mb) was reached; the count is in the trace's otherData\n",
+                   static_cast<unsigned long long>(dropped));
+    }
+    return s;
+  }
+
+  // Moves every committed record into the trace file. Caller holds `mutex`.
+  void write_pending() {
+    clock.anchor_now();
+    if (!writer.has_file()) writer.start_file(config.filename, config.duration_events);
+    std::vector<std::shared_ptr<ThreadBuffer>> buffers;
+    {
+      ThreadRegistry& registry = thread_registry();
+      std::lock_guard<std::mutex> lock(registry.mutex);
+      buffers = registry.buffers;
+      writer.thread_names = registry.thread_names;
+    }
+    for (const auto& buffer : buffers) {
+      uint32_t tid = buffer->tid();
+      buffer->drain([&](const Record& r, const Record* following, uint32_t extra) {
+        writer.add(r, following, extra, tid, clock);
+        if (writer.pending_bytes() > kFlushPieceBytes) writer.flush(other_data());
+      });
+    }
+    writer.flush(other_data());
+    forget_exited_threads();
+  }
+
+  // Threads that exited and whose records are all written: keep their statistics and drop
+  // their buffers.
+  void forget_exited_threads() {
+    ThreadRegistry& registry = thread_registry();
+    std::lock_guard<std::mutex> lock(registry.mutex);
+    auto& list = registry.buffers;
+    for (size_t i = 0; i < list.size();) {
+      if (list[i]->retired.load(std::memory_order_acquire) && list[i]->fully_drained()) {
+        list[i]->stats().snapshot(&retired_stats);
+        retired_dropped += list[i]->dropped();
+        list.erase(list.begin() + static_cast<std::ptrdiff_t>(i));
+      } else {
+        ++i;
+      }
+    }
+  }
+
+  void finish_output() {
+    writer.close();
+    output_enabled = false;
+  }
+
+  void dump_locked(bool finished) {
+    bool last = finished || !config.continuous_dump;
+    write_pending();
+    if (last) finish_output();
+  }
+
+  void ensure_dump_thread() {
+    if (dump_thread.joinable()) return;
+    dump_thread = std::thread([this] {
+      set_thread_name("profiler dump");
+      std::unique_lock<std::mutex> lock(mutex);
+      while (!exiting) {
+        if (!config.continuous_dump) {
+          wake_dump_thread.wait(lock);
+          continue;
+        }
+        auto period = std::chrono::duration<double>(config.dump_period_seconds);
+        if (wake_dump_thread.wait_for(lock, period) == std::cv_status::no_timeout) continue;
+        if (exiting || !config.continuous_dump || !output_enabled) continue;
+        try {
+          write_pending();
+        } catch (const std::exception& e) {
+          std::fprintf(stderr, "nanomx profiler: continuous dump failed: %s\n", e.what());
+        }
+      }
+    });
+  }
+
+  void at_exit() {
+    std::thread thread;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      exiting = true;
+      wake_dump_thread.notify_all();
+      thread = std::move(dump_thread);
+    }
+    if (thread.joinable()) thread.join();
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!output_enabled) return;
+    try {
+      dump_locked(true);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "nanomx profiler: final dump at exit failed: %s\n", e.what());
+    }
+  }
+};
+
+Profiler& profiler() {
+  static Profiler* instance = new Profiler();  // never destroyed; the exit hook finishes it
+  return *instance;
+}
+
+const char* env_setting(const char* nanomx_name, const char* mxnet_name) {
+  const char* v = std::getenv(nanomx_name);
+  return v ? v : std::getenv(mxnet_name);
+}
+
+// Runs after the clock's constructor (priority 101) and before user code: reads the
+// environment, and registers the exit hook first so that it runs after every later-registered
+// exit handler and static destructor (the engine is joined before the final dump).
+__attribute__((constructor(102))) void init_profiler_from_environment() {
+  Profiler& p = profiler();
+  std::atexit([] { profiler().at_exit(); });
+  if (const char* mode = env_setting("NANOMX_PROFILER_MODE", "MXNET_PROFILER_MODE")) {
+    char* end = nullptr;
+    long m = std::strtol(mode, &end, 10);
+    if (*mode != '\0' && *end == '\0' && m >= 0 && m <= 15) {
+      p.config.mode = static_cast<uint32_t>(m);
+    } else {
+      std::fprintf(stderr,
+                   "nanomx profiler: ignoring MXNET_PROFILER_MODE='%s' (expected an integer "
+                   "0..15: 1 symbolic, 2 imperative, 4 api, 8 memory, summed)\n",
+                   mode);
+    }
+  }
+  if (const char* autostart = env_setting("NANOMX_PROFILER_AUTOSTART", "MXNET_PROFILER_AUTOSTART");
+      autostart && std::atoi(autostart) != 0) {
+    // As MXNet: running from the start, profile.json written at exit, no continuous dump, no
+    // aggregate table.
+    p.config.filename = "profile.json";
+    p.config.continuous_dump = false;
+    p.config.aggregate_stats = false;
+    p.state = State::kRunning;
+    p.output_enabled = true;
+    chunk_pool().prefault(kPrefaultChunks);
+  }
+  p.update_gate();
+}
+
+// Appends `count` records (already filled by `fill`) to this thread's buffer; drops when full.
+template <typename Fill>
+inline void append_record(Fill&& fill) {
+  ThreadBuffer* buffer = this_thread_buffer();
+  Record* r = buffer->reserve(1);
+  if (!r) return;
+  fill(*r);
+  buffer->commit(1);
+}
+
+void record_counter(NameId category, NameId name, uint64_t value, uint64_t ticks) {
+  ThreadBuffer* buffer = this_thread_buffer();
+  if (Record* r = buffer->reserve(1)) {
+    *r = Record{ticks, value, name, category, 0, RecordKind::kCounter, 0, 0};
+    buffer->commit(1);
+  }
+  if (detail::gate.load(std::memory_order_relaxed) & detail::kAggregateBit)
+    buffer->stats().add_counter(category, name, value, ticks);
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Control
+
+void set_config(const KeyValues& key_values) { apply_config(parse_config(key_values)); }
+
+void apply_config(const Config& config) {
+  Profiler& p = profiler();
+  std::lock_guard<std::mutex> lock(p.mutex);
+  bool had_aggregate = p.config.aggregate_stats;
+  p.config = config;
+  // As MXNet: the configured file is deleted at once, and the next write starts it afresh
+  // (each file gets its own header and metadata, unlike MXNet).
+  p.writer.close();
+  ::unlink(config.filename.c_str());
+  chunk_pool().set_bound(config.max_buffer_bytes);
+  chunk_pool().prefault(kPrefaultChunks);
+  // The table keeps its contents while aggregation stays on; turning it on starts it empty.
+  if (config.aggregate_stats != had_aggregate) ThreadStats::reset_all();
+  p.update_gate();
+  if (config.continuous_dump) {
+    p.ensure_dump_thread();
+    if (p.output_enabled) p.write_pending();
+  }
+  p.wake_dump_thread.notify_all();
+}
+
+void set_state(State state) {
+  Profiler& p = profiler();
+  std::lock_guard<std::mutex> lock(p.mutex);
+  if (state == State::kRunning) {
+    chunk_pool().prefault(kPrefaultChunks);
+    p.output_enabled = true;
+    p.paused = false;  // MXNet: run clears a pause
+  } else {
+    p.paused = true;  // MXNet: stop sets the pause flag
+  }
+  p.state = state;
+  p.update_gate();
+}
+
+void pause() {
+  Profiler& p = profiler();
+  std::lock_guard<std::mutex> lock(p.mutex);
+  p.paused = true;
+  p.update_gate();
+}
+
+void resume() {
+  Profiler& p = profiler();
+  std::lock_guard<std::mutex> lock(p.mutex);
+  p.paused = false;
+  p.update_gate();
+}
+
+void dump(bool finished) {
+  Profiler& p = profiler();
+  std::lock_guard<std::mutex> lock(p.mutex);
+  NANOMX_CHECK(p.output_enabled) << "Profiler hasn't been run. Config and start profiler first";
+  p.dump_locked(finished);
+}
+
+std::string dumps(bool reset, StatsFormat format, SortBy sort_by, bool ascending) {
+  Profiler& p = profiler();
+  std::lock_guard<std::mutex> lock(p.mutex);
+  if (!p.config.aggregate_stats) return "";
+  std::vector<ThreadStats::Snapshot> entries = p.retired_stats;
+  {
+    ThreadRegistry& registry = thread_registry();
+    std::lock_guard<std::mutex> registry_lock(registry.mutex);
+    for (const auto& b : registry.buffers) b->stats().snapshot(&entries);
+  }
+  p.clock.anchor_now();
+  double ns_per_tick = static_cast<double>(p.clock.to_ns(now_ticks())) /
+                       static_cast<double>(now_ticks() - time_zero().ticks);
+  if (!detail::use_tsc) ns_per_tick = 1.0;
+  std::string text = format_aggregate(entries, ns_per_tick, format, sort_by, ascending);
+  if (reset) {
+    ThreadStats::reset_all();
+    p.retired_stats.clear();
+  }
+  return text;
+}
+
+uint32_t mode() {
+  std::lock_guard<std::mutex> lock(profiler().mutex);
+  return profiler().config.mode;
+}
+State state() {
+  std::lock_guard<std::mutex> lock(profiler().mutex);
+  return profiler().state;
+}
+bool paused() {
+  std::lock_guard<std::mutex> lock(profiler().mutex);
+  return profiler().paused;
+}
+const Config& current_config() { return profiler().config; }
+
+uint64_t dropped_events() {
+  Profiler& p = profiler();
+  std::lock_guard<std::mutex> lock(p.mutex);
+  uint64_t dropped = p.retired_dropped;
+  ThreadRegistry& registry = thread_registry();
+  std::lock_guard<std::mutex> registry_lock(registry.mutex);
+  for (const auto& b : registry.buffers) dropped += b->dropped();
+  return dropped;
+}
+
+void set_scope(std::string_view scope) {
+  std::lock_guard<std::mutex> lock(profiler().mutex);
+  profiler().scope = std::string(scope);
+}
+std::string scope() {
+  std::lock_guard<std::mutex> lock(profiler().mutex);
+  return profiler().scope;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Device slots
+
+int device_slot_count() { return cpu_slot_count() + g_gpu_slots.load() + 2; }
+
+void set_gpu_slot_count(int count) {
+  NANOMX_CHECK(count >= 0 && count <= kMaxGpuSlots)
+      << "profiler: GPU slot count " << count << " is out of range 0.." << kMaxGpuSlots;
+  g_gpu_slots.store(count);
+}
+
+int device_slot(DeviceType type, int device_id) {
+  int cpus = cpu_slot_count(), gpus = g_gpu_slots.load();
+  switch (type) {
+    case DeviceType::kCPU:
+      NANOMX_CHECK(device_id >= 0 && device_id < cpus)
+          << "profiler: device cpu(" << device_id << ") has no row; this machine has " << cpus
+          << " CPU rows (cpu/0..cpu/" << cpus - 1 << ")";
+      return device_id;
+    case DeviceType::kGPU:
+      NANOMX_CHECK(device_id >= 0 && device_id < gpus)
+          << "profiler: device gpu(" << device_id << ") has no row; " << gpus
+          << " GPU rows are configured";
+      return cpus + device_id;
+    case DeviceType::kCPUPinned:
+      return cpus + gpus;
+    case DeviceType::kCPUShared:
+      return cpus + gpus + 1;
+  }
+  fail("profiler: unknown device type ", static_cast<int>(type),
+       " (expected cpu=1, gpu=2, cpu_pinned=3, cpu_shared=5)");
+}
+
+std::string device_slot_name(int slot) {
+  int cpus = cpu_slot_count(), gpus = g_gpu_slots.load();
+  NANOMX_CHECK(slot >= 0 && slot < cpus + gpus + 2)
+      << "profiler: device slot " << slot << " is out of range 0.." << cpus + gpus + 1;
+  if (slot < cpus) return "cpu/" + std::to_string(slot);
+  if (slot < cpus + gpus) return "gpu/" + std::to_string(slot - cpus);
+  return slot == cpus + gpus ? "cpu pinned/" : "cpu shared/";
+}
+
+// ---------------------------------------------------------------------------------------------
+// Hooks
+
+void api_enter(NameId function) {
+  Profiler& p = profiler();
+  uint64_t calls = g_api_calls.fetch_add(1, std::memory_order_relaxed) + 1;
+  int64_t concurrency = g_api_concurrency.fetch_add(1, std::memory_order_relaxed) + 1;
+  uint64_t t = now_ticks();
+  record_counter(p.api_category, p.api_calls_name, calls, t);
+  record_counter(p.api_category, p.api_concurrency_name, static_cast<uint64_t>(concurrency), t);
+  ThreadBuffer* buffer = this_thread_buffer();
+  if (buffer->api_depth < ThreadBuffer::kMaxApiDepth)
+    buffer->api_stack[buffer->api_depth] = {function, now_ticks()};
+  ++buffer->api_depth;
+}
+
+void api_exit(NameId function) {
+  Profiler& p = profiler();
+  uint64_t end = now_ticks();
+  ThreadBuffer* buffer = this_thread_buffer();
+  // Tolerant of profiling being switched on or off in the middle of a call (MXNet CHECK-fails).
+  if (buffer->api_depth > 0) {
+    --buffer->api_depth;
+    if (buffer->api_depth < ThreadBuffer::kMaxApiDepth && active(kApi)) {
+      const ApiFrame& frame = buffer->api_stack[buffer->api_depth];
+      if (frame.function == function) {
+        append_record([&](Record& r) {
+          r = Record{frame.begin, end, function, p.api_category, 0, RecordKind::kTask, 0, 0};
+        });
+        if (active(detail::kAggregateBit))
+          buffer->stats().add_duration(p.api_category, function, end - frame.begin);
+      }
+    }
+  }
+  int64_t concurrency = g_api_concurrency.fetch_sub(1, std::memory_order_relaxed) - 1;
+  if (active(kApi))
+    record_counter(p.api_category, p.api_concurrency_name,
+                   static_cast<uint64_t>(concurrency < 0 ? 0 : concurrency), now_ticks());
+}
+
+void record_operator(NameId name, int slot, uint64_t begin_ticks, uint64_t end_ticks,
+                     const OperatorShapes& shapes, uint64_t flow_id) {
+  Profiler& p = profiler();
+  ThreadBuffer* buffer = this_thread_buffer();
+  NameId category =
+      names().is_custom_operator(name) ? p.custom_operator_category : p.operator_category;
+  if (flow_id != 0) {
+    if (Record* r = buffer->reserve(1)) {
+      *r = Record{begin_ticks, flow_id,
+                  p.flow_name, category,
+                  0,           RecordKind::kFlowFinish,
+                  0,           static_cast<uint16_t>(slot)};
+      buffer->commit(1);
+    }
+  }
+  // Shapes travel as int64 words in continuation records: n_in, n_out, then rank + dims each.
+  size_t words = 2;
+  for (const auto& s : shapes.inputs) words += 1 + static_cast<size_t>(s.ndim);
+  for (const auto& s : shapes.outputs) words += 1 + static_cast<size_t>(s.ndim);
+  bool with_shapes = !shapes.inputs.empty() || !shapes.outputs.empty();
+  uint32_t extra = with_shapes ? static_cast<uint32_t>((words + 3) / 4) : 0;
+  if (extra > 64) extra = 0;  // more than 256 words of shapes: record the op without them
+  if (Record* r = buffer->reserve(1 + extra)) {
+    *r = Record{begin_ticks, end_ticks,
+                name,        category,
+                extra,       RecordKind::kOperator,
+                0,           static_cast<uint16_t>(slot)};
+    if (extra) {
+      auto* out = reinterpret_cast<int64_t*>(r + 1);
+      size_t at = 0;
+      out[at++] = static_cast<int64_t>(shapes.inputs.size());
+      out[at++] = static_cast<int64_t>(shapes.outputs.size());
+      for (const auto* list : {&shapes.inputs, &shapes.outputs}) {
+        for (const auto& s : *list) {
+          out[at++] = s.ndim;
+          for (int d = 0; d < s.ndim; ++d) out[at++] = s.dims[d];
+        }
+      }
+      while (at < extra * 4u) out[at++] = 0;
+    }
+    buffer->commit(1 + extra);
+  }
+  if (active(detail::kAggregateBit))
+    buffer->stats().add_duration(category, name, end_ticks - begin_ticks);
+}
+
+uint64_t flow_start(NameId category, uint32_t mode_bits) {
+  if (!active(mode_bits)) return 0;
+  ThreadBuffer* buffer = this_thread_buffer();
+  uint64_t id = buffer->next_flow_id();
+  uint64_t t = now_ticks();
+  NameId flow_name = profiler().flow_name;
+  append_record(
+      [&](Record& r) { r = Record{t, id, flow_name, category, 0, RecordKind::kFlowStart, 0, 0}; });
+  return id;
+}
+
+void memory_alloc(int slot, uint64_t bytes) {
+  MemorySlots& m = memory_slots();
+  NANOMX_CHECK(slot >= 0 && slot < device_slot_count())
+      << "profiler: memory_alloc on device slot " << slot << ", expected 0.."
+      << device_slot_count() - 1;
+  uint64_t now = m.in_use[slot].fetch_add(bytes, std::memory_order_relaxed) + bytes;
+  uint64_t peak = m.peak[slot].load(std::memory_order_relaxed);
+  while (now > peak && !m.peak[slot].compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
+  }
+  if (!active(kMemory) || bytes == 0) return;
+  NameId name = m.counter_name[slot].load(std::memory_order_relaxed);
+  if (name == 0) {
+    name = intern("Memory: " + device_slot_name(slot));
+    m.counter_name[slot].store(name, std::memory_order_relaxed);
+  }
+  record_counter(profiler().storage_category, name, now, now_ticks());
+}
+
+void memory_free(int slot, uint64_t bytes) {
+  MemorySlots& m = memory_slots();
+  NANOMX_CHECK(slot >= 0 && slot < device_slot_count())
+      << "profiler: memory_free on device slot " << slot << ", expected 0.."
+      << device_slot_count() - 1;
+  // Never below zero: a free of memory allocated before tracking began clamps to 0, as MXNet.
+  uint64_t before = m.in_use[slot].load(std::memory_order_relaxed);
+  uint64_t after;
+  do {
+    after = before > bytes ? before - bytes : 0;
+  } while (!m.in_use[slot].compare_exchange_weak(before, after, std::memory_order_relaxed));
+  if (!active(kMemory)) return;
+  NameId name = m.counter_name[slot].load(std::memory_order_relaxed);
+  if (name == 0) {
+    name = intern("Memory: " + device_slot_name(slot));
+    m.counter_name[slot].store(name, std::memory_order_relaxed);
+  }
+  record_counter(profiler().storage_category, name, after, now_ticks());
+}
+
+uint64_t memory_in_use(int slot) {
+  NANOMX_CHECK(slot >= 0 && slot < device_slot_count()) << "profiler: bad device slot " << slot;
+  return memory_slots().in_use[slot].load(std::memory_order_relaxed);
+}
+uint64_t memory_peak(int slot) {
+  NANOMX_CHECK(slot >= 0 && slot < device_slot_count()) << "profiler: bad device slot " << slot;
+  return memory_slots().peak[slot].load(std::memory_order_relaxed);
+}
+
+// Shared by the user objects (user_objects.cc).
+namespace internal {
+void record_duration(RecordKind kind, NameId category, NameId name, uint32_t payload,
+                     uint64_t begin, uint64_t end) {
+  ThreadBuffer* buffer = this_thread_buffer();
+  if (Record* r = buffer->reserve(1)) {
+    *r = Record{begin, end, name, category, payload, kind, 0, 0};
+    buffer->commit(1);
+  }
+  if (active(detail::kAggregateBit)) buffer->stats().add_duration(category, name, end - begin);
+}
+void record_user_counter(NameId category, NameId name, uint64_t value) {
+  record_counter(category, name, value, now_ticks());
+}
+void record_marker(NameId category, NameId name, MarkerScope scope) {
+  ThreadBuffer* buffer = this_thread_buffer();
+  uint64_t t = now_ticks();
+  if (Record* r = buffer->reserve(1)) {
+    *r = Record{t, 0, name, category, static_cast<uint32_t>(scope), RecordKind::kMarker, 0, 0};
+    buffer->commit(1);
+  }
+  // MXNet creates the category entry for markers but never prints a row for them.
+  if (active(detail::kAggregateBit)) buffer->stats().add_other(category, name);
+}
+NameId event_category() { return profiler().event_category; }
+}  // namespace internal
+
+void ScopedEvent::finish() {
+  uint64_t end = now_ticks();
+  if (!active(detail::kUserBit)) return;
+  internal::record_duration(RecordKind::kEvent, internal::event_category(), name_, 0, begin_, end);
+}
+
+}  // namespace nanomx::profiler

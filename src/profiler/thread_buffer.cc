@@ -1,0 +1,171 @@
+#include "profiler/thread_buffer.h"
+
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <new>
+
+namespace nanomx::profiler {
+
+// ---------------------------------------------------------------------------------------------
+// Chunk pool
+
+ChunkPool& chunk_pool() {
+  static ChunkPool* pool = new ChunkPool();  // never destroyed: used by exit-time dumps
+  return *pool;
+}
+
+Chunk* ChunkPool::allocate_locked() {
+  if (bound_chunks_ != 0 && allocated_ >= bound_chunks_) return nullptr;
+  Chunk* chunk = new (std::nothrow) Chunk();
+  if (!chunk) return nullptr;
+  // Touch every page now so that recording never takes a first-touch fault.
+  std::memset(static_cast<void*>(chunk->records), 0, sizeof(chunk->records));
+  ++allocated_;
+  return chunk;
+}
+
+Chunk* ChunkPool::acquire() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!free_.empty()) {
+    Chunk* chunk = free_.back();
+    free_.pop_back();
+    return chunk;
+  }
+  return allocate_locked();
+}
+
+void ChunkPool::release(Chunk* chunk) {
+  chunk->committed.store(0, std::memory_order_relaxed);
+  chunk->next.store(nullptr, std::memory_order_relaxed);
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (bound_chunks_ != 0 && allocated_ > bound_chunks_) {  // the bound was lowered
+    --allocated_;
+    delete chunk;
+    return;
+  }
+  free_.push_back(chunk);
+}
+
+void ChunkPool::prefault(size_t count) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  while (free_.size() < count) {
+    Chunk* chunk = allocate_locked();
+    if (!chunk) break;
+    free_.push_back(chunk);
+  }
+}
+
+void ChunkPool::set_bound(uint64_t max_bytes) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  bound_chunks_ = max_bytes == 0 ? 0 : std::max<uint64_t>(1, max_bytes / sizeof(Chunk));
+  while (bound_chunks_ != 0 && allocated_ > bound_chunks_ && !free_.empty()) {
+    delete free_.back();
+    free_.pop_back();
+    --allocated_;
+  }
+}
+
+uint64_t ChunkPool::allocated_bytes() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return allocated_ * sizeof(Chunk);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Thread buffers
+
+ThreadBuffer::ThreadBuffer(uint32_t tid) : tid_(tid) {}
+
+ThreadBuffer::~ThreadBuffer() {
+  Chunk* chunk = read_chunk_ ? read_chunk_ : published_first_.load();
+  while (chunk) {
+    Chunk* next = chunk->next.load();
+    chunk_pool().release(chunk);
+    chunk = next;
+  }
+}
+
+Record* ThreadBuffer::reserve_slow(uint32_t n) {
+  if (n > Chunk::kRecords) {
+    dropped_.fetch_add(1, std::memory_order_relaxed);
+    return nullptr;
+  }
+  Chunk* chunk = chunk_pool().acquire();
+  if (!chunk) {
+    dropped_.fetch_add(1, std::memory_order_relaxed);
+    return nullptr;
+  }
+  if (write_chunk_) {
+    write_chunk_->next.store(chunk, std::memory_order_release);
+  } else {
+    published_first_.store(chunk, std::memory_order_release);
+  }
+  write_chunk_ = chunk;
+  write_pos_ = 0;
+  return &chunk->records[0];
+}
+
+bool ThreadBuffer::fully_drained() const {
+  Chunk* chunk = read_chunk_ ? read_chunk_ : published_first_.load(std::memory_order_acquire);
+  if (!chunk) return true;
+  return chunk->next.load(std::memory_order_acquire) == nullptr &&
+         chunk->committed.load(std::memory_order_acquire) == (read_chunk_ ? read_pos_ : 0);
+}
+
+ThreadRegistry& thread_registry() {
+  static ThreadRegistry* registry = [] {
+    auto* r = new ThreadRegistry();    // never destroyed: used by exit-time dumps
+    r->thread_names.emplace_back("");  // tid 0 is the metadata row, never a thread
+    return r;
+  }();
+  return *registry;
+}
+
+namespace {
+
+// The pointer the hot path reads; initial-exec keeps its access a single mov even in a
+// shared library.
+__attribute__((tls_model("initial-exec"))) thread_local ThreadBuffer* t_buffer = nullptr;
+
+// Owns the thread's buffer and marks it retired at thread exit; the registry keeps it until
+// the collector has written everything it holds.
+struct ThreadBufferOwner {
+  std::shared_ptr<ThreadBuffer> buffer;
+  ~ThreadBufferOwner() {
+    if (buffer) buffer->retired.store(true, std::memory_order_release);
+    t_buffer = nullptr;
+  }
+};
+thread_local ThreadBufferOwner t_owner;
+
+ThreadBuffer* register_this_thread() {
+  ThreadRegistry& registry = thread_registry();
+  std::lock_guard<std::mutex> lock(registry.mutex);
+  uint32_t tid = static_cast<uint32_t>(registry.thread_names.size());
+  bool is_main = getpid() == static_cast<pid_t>(syscall(SYS_gettid));
+  std::string name = is_main ? "main" : "thread " + std::to_string(tid);
+  registry.thread_names.push_back(name);
+  auto buffer = std::make_shared<ThreadBuffer>(tid);
+  registry.buffers.push_back(buffer);
+  t_owner.buffer = buffer;
+  t_buffer = buffer.get();
+  return t_buffer;
+}
+
+}  // namespace
+
+ThreadBuffer* this_thread_buffer() {
+  if (t_buffer) [[likely]]
+    return t_buffer;
+  return register_this_thread();
+}
+
+void set_thread_name(std::string_view name) {
+  ThreadBuffer* buffer = this_thread_buffer();
+  ThreadRegistry& registry = thread_registry();
+  std::lock_guard<std::mutex> lock(registry.mutex);
+  registry.thread_names[buffer->tid()] = std::string(name);
+}
+
+}  // namespace nanomx::profiler

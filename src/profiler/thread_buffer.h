@@ -1,0 +1,140 @@
+// Per-thread event buffers: single producer (the thread), single consumer (the collector).
+//
+// A buffer is a chain of fixed-size chunks. The producer writes records into its current chunk
+// and publishes them by storing the chunk's `committed` count (release). When a chunk is full it
+// links a new chunk from the pool and never touches the old one again, so the collector can
+// hand a fully read chunk back to the pool. Chunks are allocated and pre-faulted when profiling
+// is configured or started (page faults cost ~10 µs each on these VMs), never per event.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "profiler/aggregate_stats.h"
+#include "profiler/record.h"
+
+namespace nanomx::profiler {
+
+struct Chunk {
+  static constexpr uint32_t kRecords = 4096;  // 128 KiB
+  std::atomic<uint32_t> committed{0};
+  std::atomic<Chunk*> next{nullptr};
+  Record records[kRecords];
+};
+
+class ChunkPool {
+ public:
+  // A pre-faulted chunk, or nullptr when the memory bound is reached and none is free.
+  Chunk* acquire();
+  void release(Chunk* chunk);
+  // Makes sure at least `count` free chunks exist (allocated and touched), within the bound.
+  void prefault(size_t count);
+  void set_bound(uint64_t max_bytes);
+  uint64_t allocated_bytes() const;
+
+ private:
+  Chunk* allocate_locked();
+  mutable std::mutex mutex_;
+  std::vector<Chunk*> free_;
+  uint64_t allocated_ = 0;     // chunks in existence
+  uint64_t bound_chunks_ = 0;  // 0 = unbounded
+};
+
+ChunkPool& chunk_pool();
+
+struct ApiFrame {
+  NameId function;
+  uint64_t begin;
+};
+
+class ThreadBuffer {
+ public:
+  explicit ThreadBuffer(uint32_t tid);
+  ~ThreadBuffer();
+
+  // ---- producer side (owning thread only)
+  // Room for `n` contiguous records, or nullptr (counted as dropped) when the bound is reached.
+  Record* reserve(uint32_t n) {
+    if (write_chunk_ && write_pos_ + n <= Chunk::kRecords)
+      return &write_chunk_->records[write_pos_];
+    return reserve_slow(n);
+  }
+  void commit(uint32_t n) {
+    write_pos_ += n;
+    write_chunk_->committed.store(write_pos_, std::memory_order_release);
+  }
+  ThreadStats& stats() { return stats_; }
+  uint64_t next_flow_id() { return (static_cast<uint64_t>(tid_) << 40) | ++flow_sequence_; }
+  // C API calls in flight on this thread (nesting is shallow; deeper calls are not recorded).
+  static constexpr int kMaxApiDepth = 32;
+  ApiFrame api_stack[kMaxApiDepth];
+  int api_depth = 0;
+
+  // ---- consumer side (collector, under the collector's lock)
+  // Calls visit(record, following records available) for every committed record, in order,
+  // and recycles chunks it has finished.
+  template <typename Visit>
+  void drain(Visit&& visit);
+  bool fully_drained() const;
+
+  uint32_t tid() const { return tid_; }
+  uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
+  std::atomic<bool> retired{false};  // the thread has exited
+
+ private:
+  Record* reserve_slow(uint32_t n);
+
+  const uint32_t tid_;
+  Chunk* write_chunk_ = nullptr;
+  uint32_t write_pos_ = 0;
+  uint64_t flow_sequence_ = 0;
+  std::atomic<uint64_t> dropped_{0};
+  ThreadStats stats_;
+
+  Chunk* first_chunk_ = nullptr;  // set once by the producer's first reserve
+  std::atomic<Chunk*> published_first_{nullptr};
+  Chunk* read_chunk_ = nullptr;
+  uint32_t read_pos_ = 0;
+};
+
+// The calling thread's buffer, registering the thread on first use.
+ThreadBuffer* this_thread_buffer();
+
+// Every buffer, for the collector. The name of a thread outlives its buffer.
+struct ThreadRegistry {
+  std::mutex mutex;
+  std::vector<std::shared_ptr<ThreadBuffer>> buffers;
+  std::vector<std::string> thread_names;  // index = tid
+};
+ThreadRegistry& thread_registry();
+
+template <typename Visit>
+void ThreadBuffer::drain(Visit&& visit) {
+  if (!read_chunk_) {
+    read_chunk_ = published_first_.load(std::memory_order_acquire);
+    if (!read_chunk_) return;
+    read_pos_ = 0;
+  }
+  for (;;) {
+    uint32_t committed = read_chunk_->committed.load(std::memory_order_acquire);
+    while (read_pos_ < committed) {
+      const Record* r = &read_chunk_->records[read_pos_];
+      uint32_t extra = r->kind == RecordKind::kOperator ? r->payload : 0;
+      visit(*r, r + 1, extra);
+      read_pos_ += 1 + extra;
+    }
+    Chunk* next = read_chunk_->next.load(std::memory_order_acquire);
+    if (!next) return;
+    // The producer stored its last commit to this chunk before linking `next`.
+    if (read_chunk_->committed.load(std::memory_order_acquire) > read_pos_) continue;
+    chunk_pool().release(read_chunk_);
+    read_chunk_ = next;
+    read_pos_ = 0;
+  }
+}
+
+}  // namespace nanomx::profiler

@@ -1,0 +1,69 @@
+// Writes records as Chrome Tracing JSON (docs/trace-format.md).
+//
+// The file is valid JSON after every flush: each flush writes its events where the previous
+// flush's events ended, followed by the closing part (`]`, displayTimeUnit, otherData, `}`), in
+// one pwrite, so a process killed between flushes leaves a complete file. Formatting is
+// hand-rolled (no iostreams, no printf per event) into one growing string per flush.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "nanomx/profiler.h"
+#include "profiler/clock.h"
+#include "profiler/record.h"
+
+namespace nanomx::profiler {
+
+class TraceWriter {
+ public:
+  ~TraceWriter();
+  // The next flush starts `path` afresh (truncating it). Closes the current file.
+  void start_file(const std::string& path, DurationEvents durations);
+  bool has_file() const { return !path_.empty(); }
+  void close();
+
+  // Formats one drained record of thread `tid` into the pending text. `following` points at
+  // `extra` records of an operator's shape words.
+  void add(const Record& record, const Record* following, uint32_t extra, uint32_t tid,
+           const TickConverter& clock);
+  // Writes the pending text plus the closing part; opens (and truncates) the file first when
+  // this is its first flush. Throws nanomx::Error on an I/O failure.
+  void flush(const std::string& other_data_fields);
+  size_t pending_bytes() const { return pending_.size(); }
+  uint64_t events_written() const { return events_written_; }
+
+  // Names of threads, refreshed by the collector before each flush (index = tid).
+  std::vector<std::string> thread_names;
+
+ private:
+  void begin_event();
+  void append_escaped_name(NameId id);
+  void append_ts(uint64_t ns);
+  void append_u64(uint64_t v);
+  void ensure_process(uint32_t pid, NameId category_for_name);
+  void ensure_thread(uint32_t pid, uint32_t tid);
+  uint32_t pid_of_category(NameId category, bool* fresh);
+  void append_common_tail(uint32_t pid, uint32_t tid);
+  void append_shapes(const Record* following, uint32_t extra);
+  void write_header();
+
+  std::string path_;
+  DurationEvents durations_ = DurationEvents::kBeginEnd;
+  int fd_ = -1;
+  uint64_t events_end_ = 0;  // file offset where the next flush's events go
+  bool first_event_ = true;
+  uint64_t events_written_ = 0;
+  std::string pending_;
+  // Per file: which process and thread rows already have their metadata in it.
+  std::unordered_set<uint32_t> described_pids_;
+  std::unordered_set<uint64_t> described_threads_;
+  // Per process: JSON-escaped names by id, and the pid given to each category.
+  std::vector<std::string> escaped_names_;
+  std::unordered_map<NameId, uint32_t> category_pids_;
+};
+
+}  // namespace nanomx::profiler
