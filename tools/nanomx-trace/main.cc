@@ -1,0 +1,194 @@
+// nanomx-trace: read, merge, convert and view Chrome-trace files (nanomx's, MXNet's, PyTorch's,
+// or any other writer's). See docs/nanomx-trace.md.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "convert.h"
+#include "merge.h"
+#include "summary.h"
+#include "trace_file.h"
+#include "trace_model.h"
+#include "view.h"
+
+namespace {
+
+using namespace nanomx::trace;
+
+constexpr const char* kUsage =
+    "usage:\n"
+    "  nanomx-trace summary FILE [--format table|json] [--sort-by total|avg|min|max|count]\n"
+    "                            [--ascending] [--category C]\n"
+    "  nanomx-trace merge A.json B.json ... -o OUT.json\n"
+    "  nanomx-trace convert IN -o OUT          (.json <-> .json.gz, by OUT's name)\n"
+    "  nanomx-trace view IN -o OUT.html\n"
+    "Every command reads .json and .json.gz, object or array form, and files cut short by a "
+    "crash.\n";
+
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct Arguments {
+  std::vector<std::string> positional;
+  std::optional<std::string> output;
+  std::string format = "table";
+  std::string sort_by = "total";
+  bool ascending = false;
+  std::optional<std::string> category;
+};
+
+Arguments parse_arguments(int argc, char** argv, const std::string& command) {
+  Arguments args;
+  auto value_of = [&](int& i, const std::string& flag) -> std::string {
+    if (i + 1 >= argc) throw UsageError(flag + " needs a value");
+    return argv[++i];
+  };
+  for (int i = 2; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "-o" || arg == "--output") {
+      args.output = value_of(i, arg);
+    } else if (command == "summary" && arg == "--format") {
+      args.format = value_of(i, arg);
+      if (args.format != "table" && args.format != "json") {
+        throw UsageError("--format must be table or json, not \"" + args.format + "\"");
+      }
+    } else if (command == "summary" && arg == "--sort-by") {
+      args.sort_by = value_of(i, arg);
+    } else if (command == "summary" && arg == "--ascending") {
+      args.ascending = true;
+    } else if (command == "summary" && arg == "--category") {
+      args.category = value_of(i, arg);
+    } else if (arg.size() > 1 && arg[0] == '-') {
+      throw UsageError("unknown option " + arg + " for " + command);
+    } else {
+      args.positional.push_back(arg);
+    }
+  }
+  return args;
+}
+
+SortKey parse_sort_key(const std::string& text) {
+  if (text == "total") return SortKey::kTotal;
+  if (text == "avg") return SortKey::kAvg;
+  if (text == "min") return SortKey::kMin;
+  if (text == "max") return SortKey::kMax;
+  if (text == "count") return SortKey::kCount;
+  throw UsageError("--sort-by must be one of total, avg, min, max, count; not \"" + text + "\"");
+}
+
+void report_reading_notes(const LoadedTrace& trace, const TraceModel& model) {
+  if (trace.truncated) {
+    std::fprintf(stderr,
+                 "nanomx-trace: %s: truncated (the events array is not closed): read %zu events, "
+                 "ignored the last %zu bytes\n",
+                 trace.path.c_str(), model.total_events, trace.ignored_bytes);
+  }
+  if (model.unclosed_begins) {
+    std::fprintf(stderr, "nanomx-trace: %s: %zu begin events never ended (not counted)\n",
+                 trace.path.c_str(), model.unclosed_begins);
+  }
+  if (model.unmatched_ends) {
+    std::fprintf(stderr, "nanomx-trace: %s: %zu end events had no begin (not counted)\n",
+                 trace.path.c_str(), model.unmatched_ends);
+  }
+}
+
+int run_summary(const Arguments& args) {
+  if (args.positional.size() != 1) throw UsageError("summary takes exactly one FILE");
+  SortKey sort_by = parse_sort_key(args.sort_by);
+  auto trace = load_trace(args.positional[0]);
+  TraceModel model = build_model(*trace);
+  report_reading_notes(*trace, model);
+  StatTable table = aggregate(model);
+  if (args.category) {
+    auto found = table.find(*args.category);
+    if (found == table.end()) {
+      std::string known;
+      for (const auto& [name, rows] : table) known += (known.empty() ? "\"" : ", \"") + name + "\"";
+      throw TraceError(trace->path + ": no category \"" + *args.category +
+                       "\"; the trace has: " + (known.empty() ? "none" : known));
+    }
+    StatTable only;
+    only.insert(*found);
+    table.swap(only);
+  }
+  auto rows = display_rows(table, sort_by, args.ascending);
+  std::string text = args.format == "json" ? format_json(rows) : format_table(rows);
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  return 0;
+}
+
+std::string format_shift(int64_t ns) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%+.6f ms", static_cast<double>(ns) / 1e6);
+  return buffer;
+}
+
+int run_merge(const Arguments& args) {
+  if (args.positional.empty()) throw UsageError("merge needs at least one input file");
+  if (!args.output) throw UsageError("merge needs -o OUT.json");
+  MergeResult result = merge_traces(args.positional, *args.output);
+  std::printf("merged %zu files (%zu events) into %s; clocks aligned on %s\n", result.files.size(),
+              result.events, args.output->c_str(), anchor_name(result.anchor).c_str());
+  for (const MergedFile& file : result.files) {
+    std::printf("  %s as %s: shifted by %s (%s), pids +%llu\n", file.path.c_str(),
+                file.label.c_str(), format_shift(file.shift_ns).c_str(),
+                file.anchor == ClockAnchor::kNone ? "no clock anchor in the file: not aligned"
+                                                  : anchor_name(file.anchor).c_str(),
+                static_cast<unsigned long long>(file.pid_base));
+  }
+  return 0;
+}
+
+int run_convert(const Arguments& args) {
+  if (args.positional.size() != 1 || !args.output) throw UsageError("convert takes IN -o OUT");
+  ConvertResult result = convert_file(args.positional[0], *args.output, isatty(2) != 0);
+  std::fprintf(stderr, "%s %s (%llu bytes) -> %s (%llu bytes)\n",
+               result.compressed ? "compressed" : "decompressed", args.positional[0].c_str(),
+               static_cast<unsigned long long>(result.bytes_in), args.output->c_str(),
+               static_cast<unsigned long long>(result.bytes_out));
+  return 0;
+}
+
+int run_view(const Arguments& args) {
+  if (args.positional.size() != 1 || !args.output) throw UsageError("view takes IN -o OUT.html");
+  auto start = std::chrono::steady_clock::now();
+  ViewResult result = write_view(args.positional[0], *args.output);
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::fprintf(stderr, "wrote %s: %zu events, %zu rows, %zu slices; %zu bytes (input %zu) in %.2f s\n",
+               args.output->c_str(), result.events, result.rows, result.slices, result.page_bytes,
+               result.input_bytes, seconds);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || std::strcmp(argv[1], "-h") == 0 || std::strcmp(argv[1], "--help") == 0) {
+    std::fputs(kUsage, argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  std::string command = argv[1];
+  try {
+    Arguments args = parse_arguments(argc, argv, command);
+    if (command == "summary") return run_summary(args);
+    if (command == "merge") return run_merge(args);
+    if (command == "convert") return run_convert(args);
+    if (command == "view") return run_view(args);
+    throw UsageError("unknown command \"" + command + "\"; expected summary, merge, convert or view");
+  } catch (const UsageError& error) {
+    std::fprintf(stderr, "nanomx-trace: %s\n%s", error.what(), kUsage);
+    return 2;
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "nanomx-trace: %s\n", error.what());
+    return 1;
+  }
+}

@@ -1,0 +1,386 @@
+#include "merge.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <regex>
+#include <set>
+
+#include "json_out.h"
+#include "trace_file.h"
+#include "trace_model.h"
+
+namespace nanomx::trace {
+namespace {
+
+using simdjson::dom::element;
+using simdjson::dom::element_type;
+using simdjson::dom::object;
+
+// Each file's processes get pids pid_base + p, pid_base = file index * kPidStride. Pids that do
+// not fit (MXNet's 64-bit category hashes, strings) are numbered from kPidStride * 9 / 10 up.
+constexpr uint64_t kPidStride = 1000000;
+constexpr uint64_t kLargePidStart = kPidStride * 9 / 10;
+// Async and flow ids of file k become id + k * kIdStride, so files never pair each other's spans.
+constexpr uint64_t kIdStride = uint64_t{1} << 44;
+
+struct Anchor {
+  std::optional<int64_t> unix_ns, monotonic_ns;
+  std::string boot_id;
+};
+
+std::optional<int64_t> read_int(object parent, const char* key) {
+  element value;
+  if (parent[key].get(value)) return std::nullopt;
+  switch (value.type()) {
+    case element_type::INT64:
+      return value.get_int64().value_unsafe();
+    case element_type::UINT64:
+      return static_cast<int64_t>(value.get_uint64().value_unsafe());
+    case element_type::DOUBLE:
+      return static_cast<int64_t>(value.get_double().value_unsafe());
+    default:
+      return std::nullopt;
+  }
+}
+
+Anchor read_anchor(const LoadedTrace& trace) {
+  Anchor anchor;
+  if (!trace.object_form) return anchor;
+  element other;
+  object root = trace.root;
+  if (root["otherData"].get(other) || !other.is_object()) return anchor;
+  object data = other.get_object().value_unsafe();
+  anchor.unix_ns = read_int(data, "time_zero_unix_ns");
+  anchor.monotonic_ns = read_int(data, "time_zero_monotonic_ns");
+  element boot;
+  if (!data["boot_id"].get(boot) && boot.is_string()) {
+    anchor.boot_id = std::string(boot.get_string().value_unsafe());
+  }
+  return anchor;
+}
+
+std::string label_for(const std::string& path) {
+  std::string name = std::filesystem::path(path).filename().string();
+  static const std::regex rank_prefix("^rank([0-9]+)_.*");
+  std::smatch match;
+  if (std::regex_match(name, match, rank_prefix)) return "rank" + match[1].str();
+  for (const char* suffix : {".json.gz", ".json"}) {
+    size_t n = std::strlen(suffix);
+    if (name.size() > n && name.compare(name.size() - n, n, suffix) == 0) {
+      return name.substr(0, name.size() - n);
+    }
+  }
+  return name;
+}
+
+class Writer {
+ public:
+  explicit Writer(const std::string& path) : path_(path), temp_path_(path + ".tmp") {
+    file_ = std::fopen(temp_path_.c_str(), "wb");
+    if (!file_) throw TraceError(path + ": cannot create: " + std::strerror(errno));
+  }
+  ~Writer() {
+    if (file_) {
+      std::fclose(file_);
+      std::remove(temp_path_.c_str());
+    }
+  }
+  std::string& buffer() { return buffer_; }
+  void maybe_flush() {
+    if (buffer_.size() > (1 << 20)) flush();
+  }
+  void flush() {
+    if (!buffer_.empty() && std::fwrite(buffer_.data(), 1, buffer_.size(), file_) != buffer_.size()) {
+      throw TraceError(path_ + ": write error: " + std::strerror(errno));
+    }
+    buffer_.clear();
+  }
+  void commit() {
+    flush();
+    if (std::fclose(file_) != 0) {
+      file_ = nullptr;
+      throw TraceError(path_ + ": write error: " + std::strerror(errno));
+    }
+    file_ = nullptr;
+    if (std::rename(temp_path_.c_str(), path_.c_str()) != 0) {
+      throw TraceError(path_ + ": cannot rename the finished file into place: " +
+                       std::strerror(errno));
+    }
+  }
+
+ private:
+  std::string path_, temp_path_;
+  FILE* file_ = nullptr;
+  std::string buffer_;
+};
+
+// Rewrites one file's events into the merged output.
+class FileRewriter {
+ public:
+  FileRewriter(size_t file_index, const MergedFile& file, Writer& writer, bool* first_event)
+      : index_(file_index), file_(file), writer_(writer), first_event_(first_event) {}
+
+  void rewrite(const LoadedTrace& trace) {
+    for (element value : trace.events) {
+      if (!value.is_object()) {
+        throw TraceError(trace.path + ": event " + std::to_string(events_) +
+                         " is not a JSON object");
+      }
+      write_event(value.get_object().value_unsafe());
+      ++events_;
+      writer_.maybe_flush();
+    }
+    // Processes the file never named still get a name that says which file they came from.
+    for (const auto& [pid, text] : pid_text_) {
+      if (named_pids_.count(pid)) continue;
+      begin_event();
+      std::string& out = writer_.buffer();
+      out += "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":" + std::to_string(pid) +
+             ",\"tid\":0,\"args\":{\"name\":";
+      append_json_string(&out, "pid " + text + " [" + file_.label + "]");
+      out += "}}";
+    }
+  }
+
+  size_t events() const { return events_; }
+
+ private:
+  void begin_event() {
+    std::string& out = writer_.buffer();
+    if (!*first_event_) out += ",\n";
+    *first_event_ = false;
+  }
+
+  uint64_t map_pid(element value) {
+    IdValue id;
+    bool small = false;
+    uint64_t small_value = 0;
+    if (value.type() == element_type::INT64 && value.get_int64().value_unsafe() >= 0 &&
+        static_cast<uint64_t>(value.get_int64().value_unsafe()) < kLargePidStart) {
+      small = true;
+      small_value = static_cast<uint64_t>(value.get_int64().value_unsafe());
+    } else if (value.type() == element_type::UINT64 &&
+               value.get_uint64().value_unsafe() < kLargePidStart) {
+      small = true;
+      small_value = value.get_uint64().value_unsafe();
+    }
+    if (small) {
+      uint64_t pid = file_.pid_base + small_value;
+      pid_text_.emplace(pid, std::to_string(small_value));
+      return pid;
+    }
+    std::string key = simdjson::minify(value);
+    auto found = large_pids_.find(key);
+    if (found != large_pids_.end()) return found->second;
+    uint64_t pid = file_.pid_base + kLargePidStart + large_pids_.size();
+    large_pids_.emplace(key, pid);
+    pid_text_.emplace(pid, key);
+    return pid;
+  }
+
+  void write_id(std::string& out, element value) {
+    switch (value.type()) {
+      case element_type::INT64:
+      case element_type::UINT64: {
+        uint64_t id = value.type() == element_type::INT64
+                          ? static_cast<uint64_t>(value.get_int64().value_unsafe())
+                          : value.get_uint64().value_unsafe();
+        if (id < kIdStride) {
+          out += std::to_string(id + index_ * kIdStride);
+        } else {
+          append_json_string(&out, std::to_string(index_) + ":" + std::to_string(id));
+        }
+        return;
+      }
+      case element_type::STRING:
+        append_json_string(&out, index_ == 0 ? std::string(value.get_string().value_unsafe())
+                                             : std::to_string(index_) + ":" +
+                                                   std::string(value.get_string().value_unsafe()));
+        return;
+      default:
+        out += simdjson::minify(value);
+    }
+  }
+
+  void write_event(object event) {
+    begin_event();
+    std::string& out = writer_.buffer();
+    std::string_view name, ph;
+    element name_value, ph_value;
+    if (!event["name"].get(name_value) && name_value.is_string()) {
+      name = name_value.get_string().value_unsafe();
+    }
+    if (!event["ph"].get(ph_value) && ph_value.is_string()) ph = ph_value.get_string().value_unsafe();
+    bool process_name = ph == "M" && name == "process_name";
+    bool has_pid = false;
+    uint64_t pid = 0;
+    out.push_back('{');
+    bool first_field = true;
+    for (auto field : event) {
+      if (!first_field) out.push_back(',');
+      first_field = false;
+      append_json_string(&out, field.key);
+      out.push_back(':');
+      std::string_view key = field.key;
+      element value = field.value;
+      double number;
+      if (key == "ts" && ph != "M" && number_of(value, &number)) {
+        append_ns_as_us(&out, us_to_ns(number) + file_.shift_ns);
+      } else if (key == "pid") {
+        pid = map_pid(value);
+        has_pid = true;
+        out += std::to_string(pid);
+      } else if (key == "id") {
+        write_id(out, value);
+      } else if (key == "args" && process_name && value.is_object()) {
+        element original;
+        std::string text = "?";
+        if (!value["name"].get(original) && original.is_string()) {
+          text = std::string(original.get_string().value_unsafe());
+        }
+        // The device prefix (cpu/0 ...) stays first so viewers still sort device rows first.
+        out += "{\"name\":";
+        append_json_string(&out, text + " [" + file_.label + "]");
+        out += "}";
+      } else {
+        out += simdjson::minify(value);
+      }
+    }
+    out.push_back('}');
+    if (process_name && has_pid) named_pids_.insert(pid);
+  }
+
+  static bool number_of(element value, double* out) {
+    switch (value.type()) {
+      case element_type::INT64:
+        *out = static_cast<double>(value.get_int64().value_unsafe());
+        return true;
+      case element_type::UINT64:
+        *out = static_cast<double>(value.get_uint64().value_unsafe());
+        return true;
+      case element_type::DOUBLE:
+        *out = value.get_double().value_unsafe();
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  size_t index_;
+  const MergedFile& file_;
+  Writer& writer_;
+  bool* first_event_;
+  size_t events_ = 0;
+  std::map<std::string, uint64_t> large_pids_;
+  std::map<uint64_t, std::string> pid_text_;
+  std::set<uint64_t> named_pids_;
+};
+
+}  // namespace
+
+std::string anchor_name(ClockAnchor anchor) {
+  switch (anchor) {
+    case ClockAnchor::kMonotonic:
+      return "CLOCK_MONOTONIC";
+    case ClockAnchor::kUnix:
+      return "unix";
+    case ClockAnchor::kNone:
+      return "none";
+  }
+  return "none";
+}
+
+MergeResult merge_traces(const std::vector<std::string>& inputs, const std::string& output) {
+  if (inputs.empty()) throw TraceError("merge: no input files");
+  std::vector<std::unique_ptr<LoadedTrace>> traces;
+  std::vector<Anchor> anchors;
+  for (const std::string& path : inputs) {
+    traces.push_back(load_trace(path));
+    anchors.push_back(read_anchor(*traces.back()));
+  }
+
+  // One boot for all (same non-empty boot_id, all with a monotonic zero): the monotonic clock
+  // lines them up exactly. Otherwise Unix time, as good as the hosts' clock sync.
+  bool all_monotonic = true;
+  for (const Anchor& anchor : anchors) {
+    if (!anchor.monotonic_ns || anchor.boot_id.empty() || anchor.boot_id != anchors[0].boot_id) {
+      all_monotonic = false;
+    }
+  }
+  MergeResult result;
+  result.anchor = all_monotonic ? ClockAnchor::kMonotonic : ClockAnchor::kUnix;
+  auto zero_of = [&](const Anchor& anchor) -> std::optional<int64_t> {
+    return all_monotonic ? anchor.monotonic_ns : anchor.unix_ns;
+  };
+  std::optional<int64_t> reference;
+  size_t reference_file = 0;
+  for (size_t i = 0; i < anchors.size(); ++i) {
+    auto zero = zero_of(anchors[i]);
+    if (zero && (!reference || *zero < *reference)) {
+      reference = zero;
+      reference_file = i;
+    }
+  }
+  if (!reference) result.anchor = ClockAnchor::kNone;
+
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    MergedFile file;
+    file.path = inputs[i];
+    file.label = label_for(inputs[i]);
+    auto zero = zero_of(anchors[i]);
+    file.anchor = zero ? result.anchor : ClockAnchor::kNone;
+    file.shift_ns = zero ? *zero - *reference : 0;
+    file.pid_base = i * kPidStride;
+    result.files.push_back(file);
+  }
+  // Two files with the same label (a.json in two folders) get their index appended.
+  std::map<std::string, int> label_uses;
+  for (const auto& file : result.files) ++label_uses[file.label];
+  for (size_t i = 0; i < result.files.size(); ++i) {
+    if (label_uses[result.files[i].label] > 1) result.files[i].label += "#" + std::to_string(i);
+  }
+
+  Writer writer(output);
+  writer.buffer() = "{\"traceEvents\":[\n";
+  bool first_event = true;
+  for (size_t i = 0; i < traces.size(); ++i) {
+    FileRewriter rewriter(i, result.files[i], writer, &first_event);
+    rewriter.rewrite(*traces[i]);
+    result.files[i].events = rewriter.events();
+    result.events += rewriter.events();
+    traces[i].reset();  // free each input as soon as it is written
+  }
+  std::string& out = writer.buffer();
+  out += "\n],\"displayTimeUnit\":\"ms\",\"otherData\":{\"producer\":\"nanomx-trace merge\",";
+  out += "\"clock\":" + json_string(anchor_name(result.anchor));
+  const Anchor& ref = anchors[reference_file];
+  if (result.anchor != ClockAnchor::kNone) {
+    // The merged file's ts = 0 is the reference file's time zero.
+    if (ref.unix_ns) out += ",\"time_zero_unix_ns\":" + std::to_string(*ref.unix_ns);
+    if (result.anchor == ClockAnchor::kMonotonic) {
+      out += ",\"time_zero_monotonic_ns\":" + std::to_string(*ref.monotonic_ns);
+      out += ",\"boot_id\":" + json_string(ref.boot_id);
+    }
+  }
+  out += ",\"merged_from\":[";
+  for (size_t i = 0; i < result.files.size(); ++i) {
+    const MergedFile& file = result.files[i];
+    if (i) out += ",";
+    out += "{\"file\":" + json_string(file.path) + ",\"label\":" + json_string(file.label) +
+           ",\"anchor\":" + json_string(anchor_name(file.anchor)) +
+           ",\"shift_ns\":" + std::to_string(file.shift_ns) +
+           ",\"pid_base\":" + std::to_string(file.pid_base) +
+           ",\"events\":" + std::to_string(file.events) + "}";
+  }
+  out += "]}}\n";
+  writer.commit();
+  return result;
+}
+
+}  // namespace nanomx::trace

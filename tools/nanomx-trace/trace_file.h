@@ -1,0 +1,46 @@
+// Loading a Chrome-trace file: plain or gzip-compressed JSON, in the object form
+// ({"traceEvents": [...], ...}) or the array form ([...]), complete or cut short by a crash.
+#pragma once
+
+#include <simdjson.h>
+
+#include <cstddef>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+namespace nanomx::trace {
+
+// Every error the tool reports: the message names the file, where, and what was expected.
+class TraceError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// A parsed trace. The DOM (and every string_view taken from it) lives as long as this object.
+struct LoadedTrace {
+  std::string path;
+  size_t file_bytes = 0;     // size on disk
+  size_t json_bytes = 0;     // size of the JSON text (after gunzip)
+  size_t ignored_bytes = 0;  // tail of a truncated file that was not read
+  bool truncated = false;    // the events array was never closed
+  bool object_form = false;  // {"traceEvents": ...} rather than a bare array
+  simdjson::dom::parser parser;
+  simdjson::dom::array events;
+  simdjson::dom::object root;  // valid only when object_form
+};
+
+// Reads and parses `path`. Throws TraceError for a missing, empty, non-JSON or malformed file.
+std::unique_ptr<LoadedTrace> load_trace(const std::string& path);
+
+// Parses JSON text already in memory (`label` names it in errors). Used by load_trace and tests.
+std::unique_ptr<LoadedTrace> parse_trace(std::string text, const std::string& label,
+                                         size_t file_bytes);
+
+// True when the first bytes are the gzip magic number.
+bool is_gzip_file(const std::string& path);
+
+// The whole content of a file, gunzipped when it is gzip-compressed.
+std::string read_file_contents(const std::string& path);
+
+}  // namespace nanomx::trace

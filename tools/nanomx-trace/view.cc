@@ -1,0 +1,348 @@
+#include "view.h"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <numeric>
+
+#include "json_out.h"
+#include "summary.h"
+#include "trace_file.h"
+#include "trace_model.h"
+
+namespace nanomx::trace {
+namespace {
+
+// The binary part of the page's data: typed-array sections, each 8-byte aligned, described by
+// the JSON "sections" map (name -> [byte offset, element count, type]).
+class SectionWriter {
+ public:
+  template <typename T>
+  void add(const std::string& name, const std::vector<T>& values, const char* type) {
+    while (bytes_.size() % 8) bytes_.push_back(0);
+    size_t offset = bytes_.size();
+    bytes_.resize(offset + values.size() * sizeof(T));
+    if (!values.empty()) std::memcpy(bytes_.data() + offset, values.data(), values.size() * sizeof(T));
+    if (!index_.empty()) index_ += ",";
+    append_json_string(&index_, name);
+    append_all(&index_, ":[", std::to_string(offset), ",", std::to_string(values.size()), ",\"",
+               type, "\"]");
+  }
+  const std::string& index() const { return index_; }
+  const std::vector<unsigned char>& bytes() const { return bytes_; }
+
+ private:
+  std::vector<unsigned char> bytes_;
+  std::string index_;
+};
+
+std::string gzip(const std::vector<unsigned char>& data, int level) {
+  z_stream stream{};
+  if (deflateInit2(&stream, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+    throw TraceError("view: zlib initialisation failed");
+  }
+  std::string out;
+  out.resize(deflateBound(&stream, data.size()));
+  stream.next_in = const_cast<unsigned char*>(data.data());
+  stream.avail_in = static_cast<uInt>(data.size());
+  stream.next_out = reinterpret_cast<unsigned char*>(out.data());
+  stream.avail_out = static_cast<uInt>(out.size());
+  int code = deflate(&stream, Z_FINISH);
+  deflateEnd(&stream);
+  if (code != Z_STREAM_END) throw TraceError("view: zlib compression failed");
+  out.resize(stream.total_out);
+  return out;
+}
+
+void append_base64(std::string* out, const std::string& data) {
+  static const char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  const auto* bytes = reinterpret_cast<const unsigned char*>(data.data());
+  size_t n = data.size();
+  size_t start = out->size();
+  out->resize(start + (n + 2) / 3 * 4);
+  char* p = out->data() + start;
+  size_t i = 0;
+  for (; i + 2 < n; i += 3) {
+    uint32_t v = (uint32_t{bytes[i]} << 16) | (uint32_t{bytes[i + 1]} << 8) | bytes[i + 2];
+    *p++ = kAlphabet[v >> 18];
+    *p++ = kAlphabet[(v >> 12) & 63];
+    *p++ = kAlphabet[(v >> 6) & 63];
+    *p++ = kAlphabet[v & 63];
+  }
+  if (i < n) {
+    uint32_t v = uint32_t{bytes[i]} << 16;
+    if (i + 1 < n) v |= uint32_t{bytes[i + 1]} << 8;
+    *p++ = kAlphabet[v >> 18];
+    *p++ = kAlphabet[(v >> 12) & 63];
+    *p++ = i + 1 < n ? kAlphabet[(v >> 6) & 63] : '=';
+    *p++ = '=';
+  }
+}
+
+// Orders ids the way a reader expects: integers by value, then strings.
+bool id_less(const IdValue& a, const IdValue& b) {
+  if (a.kind != b.kind) return a.kind < b.kind;
+  if (a.kind == IdValue::Kind::kInt) {
+    return static_cast<int64_t>(a.bits) < static_cast<int64_t>(b.bits);
+  }
+  return a.text < b.text;
+}
+
+struct Row {
+  bool counter = false;
+  uint32_t process = 0;
+  uint32_t index = 0;  // track or counter series
+};
+
+}  // namespace
+
+ViewResult write_view(const std::string& input, const std::string& output, int level) {
+  auto trace = load_trace(input);
+  ModelOptions options;
+  options.keep_args = true;
+  options.assign_lanes = true;
+  TraceModel model = build_model(*trace, options);
+  ViewResult result;
+  result.events = model.total_events;
+  result.input_bytes = trace->file_bytes;
+
+  auto table = display_rows(aggregate(model), SortKey::kTotal, false);
+
+  // Rows: device processes first, then by sort index and pid; in a process its threads (by sort
+  // index, then tid) and then its counters (by name).
+  std::vector<uint32_t> process_order(model.processes.size());
+  std::iota(process_order.begin(), process_order.end(), 0);
+  std::stable_sort(process_order.begin(), process_order.end(), [&](uint32_t a, uint32_t b) {
+    const Process& pa = model.processes[a];
+    const Process& pb = model.processes[b];
+    bool da = is_device_process_name(pa.name), db = is_device_process_name(pb.name);
+    if (da != db) return da;
+    if (pa.sort_index != pb.sort_index) return pa.sort_index < pb.sort_index;
+    return id_less(pa.pid, pb.pid);
+  });
+  std::vector<std::vector<uint32_t>> tracks_of(model.processes.size());
+  for (uint32_t t = 0; t < model.tracks.size(); ++t) {
+    if (model.tracks[t].used) tracks_of[model.tracks[t].process].push_back(t);
+  }
+  std::vector<std::vector<uint32_t>> counters_of(model.processes.size());
+  for (uint32_t c = 0; c < model.counters.size(); ++c) {
+    counters_of[model.counters[c].process].push_back(c);
+  }
+  std::vector<Row> rows;
+  std::vector<uint32_t> row_of_track(model.tracks.size(), UINT32_MAX);
+  for (uint32_t p : process_order) {
+    auto& tracks = tracks_of[p];
+    std::stable_sort(tracks.begin(), tracks.end(), [&](uint32_t a, uint32_t b) {
+      const Track& ta = model.tracks[a];
+      const Track& tb = model.tracks[b];
+      if (ta.sort_index != tb.sort_index) return ta.sort_index < tb.sort_index;
+      return id_less(ta.tid, tb.tid);
+    });
+    for (uint32_t t : tracks) {
+      row_of_track[t] = static_cast<uint32_t>(rows.size());
+      rows.push_back(Row{false, p, t});
+    }
+    auto& counters = counters_of[p];
+    std::stable_sort(counters.begin(), counters.end(), [&](uint32_t a, uint32_t b) {
+      return model.strings[model.counters[a].name] < model.strings[model.counters[b].name];
+    });
+    for (uint32_t c : counters) rows.push_back(Row{true, p, c});
+  }
+  result.rows = rows.size();
+
+  // Slices grouped by (row, sync lanes then async lanes, lane), each lane in time order.
+  auto& slices = model.slices;
+  std::sort(slices.begin(), slices.end(), [&](const Slice& a, const Slice& b) {
+    uint32_t ra = row_of_track[a.track], rb = row_of_track[b.track];
+    if (ra != rb) return ra < rb;
+    if (a.kind != b.kind) return a.kind < b.kind;
+    if (a.lane != b.lane) return a.lane < b.lane;
+    return a.start_ns < b.start_ns;
+  });
+  result.slices = slices.size();
+  int64_t origin = model.min_ts_ns;
+  std::vector<double> slice_start(slices.size()), slice_dur(slices.size());
+  std::vector<uint32_t> slice_name(slices.size()), slice_cat(slices.size()),
+      slice_args(slices.size());
+  // Per row: [first slice, count] for each lane, sync lanes first.
+  std::vector<std::vector<std::pair<size_t, size_t>>> lanes_of_row(rows.size());
+  for (size_t i = 0; i < slices.size(); ++i) {
+    const Slice& s = slices[i];
+    slice_start[i] = static_cast<double>(s.start_ns - origin);
+    slice_dur[i] = static_cast<double>(s.dur_ns);
+    slice_name[i] = s.name;
+    slice_cat[i] = s.cat;
+    slice_args[i] = s.args;
+    const Track& track = model.tracks[s.track];
+    auto& lanes = lanes_of_row[row_of_track[s.track]];
+    if (lanes.empty()) lanes.assign(track.sync_lanes + track.async_lanes, {i, 0});
+    size_t lane = s.kind == SliceKind::kSync ? s.lane : track.sync_lanes + s.lane;
+    if (lanes[lane].second == 0) lanes[lane].first = i;
+    ++lanes[lane].second;
+  }
+
+  std::sort(model.instants.begin(), model.instants.end(),
+            [](const Instant& a, const Instant& b) { return a.ts_ns < b.ts_ns; });
+  std::vector<double> instant_ts;
+  std::vector<uint32_t> instant_name, instant_cat, instant_args, instant_row, instant_scope;
+  for (const Instant& instant : model.instants) {
+    instant_ts.push_back(static_cast<double>(instant.ts_ns - origin));
+    instant_name.push_back(instant.name);
+    instant_cat.push_back(instant.cat);
+    instant_args.push_back(instant.args);
+    instant_row.push_back(row_of_track[instant.track]);
+    instant_scope.push_back(static_cast<uint32_t>(instant.scope));
+  }
+
+  std::vector<double> counter_ts, counter_value;
+  std::vector<std::pair<size_t, size_t>> counter_range(model.counters.size());
+  for (size_t c = 0; c < model.counters.size(); ++c) {
+    counter_range[c] = {counter_ts.size(), model.counters[c].samples.size()};
+    for (const CounterSample& sample : model.counters[c].samples) {
+      counter_ts.push_back(static_cast<double>(sample.ts_ns - origin));
+      counter_value.push_back(sample.value);
+    }
+  }
+
+  std::stable_sort(model.flow_points.begin(), model.flow_points.end(),
+                   [](const FlowPoint& a, const FlowPoint& b) {
+                     return a.flow != b.flow ? a.flow < b.flow : a.ts_ns < b.ts_ns;
+                   });
+  std::vector<double> flow_ts;
+  std::vector<uint32_t> flow_id, flow_row, flow_bind;
+  for (const FlowPoint& point : model.flow_points) {
+    flow_ts.push_back(static_cast<double>(point.ts_ns - origin));
+    flow_id.push_back(point.flow);
+    flow_row.push_back(row_of_track[point.track]);
+    flow_bind.push_back(point.bind_enclosing ? 1 : 0);
+  }
+
+  SectionWriter sections;
+  sections.add("sliceStart", slice_start, "f64");
+  sections.add("sliceDur", slice_dur, "f64");
+  sections.add("sliceName", slice_name, "u32");
+  sections.add("sliceCat", slice_cat, "u32");
+  sections.add("sliceArgs", slice_args, "u32");
+  sections.add("instantTs", instant_ts, "f64");
+  sections.add("instantName", instant_name, "u32");
+  sections.add("instantCat", instant_cat, "u32");
+  sections.add("instantArgs", instant_args, "u32");
+  sections.add("instantRow", instant_row, "u32");
+  sections.add("instantScope", instant_scope, "u32");
+  sections.add("counterTs", counter_ts, "f64");
+  sections.add("counterValue", counter_value, "f64");
+  sections.add("flowTs", flow_ts, "f64");
+  sections.add("flowId", flow_id, "u32");
+  sections.add("flowRow", flow_row, "u32");
+  sections.add("flowBind", flow_bind, "u32");
+
+  // The JSON part: names, rows, the aggregate table, and where each section lies.
+  std::string meta = "{\"version\":1,\"source\":";
+  append_json_string(&meta, std::filesystem::path(input).filename().string());
+  append_all(&meta, ",\"events\":", std::to_string(model.total_events), ",\"originNs\":",
+             std::to_string(origin), ",\"spanNs\":", std::to_string(model.max_ts_ns - origin),
+             ",\"truncatedBytes\":",
+             std::to_string(trace->truncated ? trace->ignored_bytes : 0), ",\"unmatchedEnds\":",
+             std::to_string(model.unmatched_ends), ",\"unclosedBegins\":",
+             std::to_string(model.unclosed_begins));
+  meta += ",\"strings\":[";
+  for (size_t i = 0; i < model.strings.size(); ++i) {
+    if (i) meta += ',';
+    append_json_string(&meta, model.strings[i]);
+  }
+  meta += "],\"args\":[";
+  for (size_t i = 0; i < model.args_json.size(); ++i) {
+    if (i) meta += ',';
+    append_json_string(&meta, model.args_json[i]);
+  }
+  meta += "],\"processes\":[";
+  for (size_t i = 0; i < model.processes.size(); ++i) {
+    const Process& process = model.processes[i];
+    if (i) meta += ',';
+    meta += "{\"name\":";
+    append_json_string(&meta, process.name);
+    meta += ",\"pid\":";
+    append_json_string(&meta, process.pid.text);
+    append_all(&meta, ",\"device\":", is_device_process_name(process.name) ? "true" : "false", "}");
+  }
+  meta += "],\"rows\":[";
+  for (size_t r = 0; r < rows.size(); ++r) {
+    const Row& row = rows[r];
+    if (r) meta += ',';
+    if (row.counter) {
+      const CounterSeries& series = model.counters[row.index];
+      append_all(&meta, "{\"kind\":\"counter\",\"process\":", std::to_string(row.process),
+                 ",\"name\":", std::to_string(series.name), ",\"cat\":", std::to_string(series.cat),
+                 ",\"first\":", std::to_string(counter_range[row.index].first), ",\"count\":",
+                 std::to_string(counter_range[row.index].second), "}");
+    } else {
+      const Track& track = model.tracks[row.index];
+      append_all(&meta, "{\"kind\":\"thread\",\"process\":", std::to_string(row.process),
+                 ",\"name\":");
+      append_json_string(&meta, track.name);
+      meta += ",\"tid\":";
+      append_json_string(&meta, track.tid.text);
+      append_all(&meta, ",\"syncLanes\":", std::to_string(track.sync_lanes), ",\"asyncLanes\":",
+                 std::to_string(track.async_lanes), ",\"lanes\":[");
+      const auto& lanes = lanes_of_row[r];
+      for (size_t l = 0; l < lanes.size(); ++l) {
+        if (l) meta += ',';
+        append_all(&meta, "[", std::to_string(lanes[l].first), ",",
+                   std::to_string(lanes[l].second), "]");
+      }
+      meta += "]}";
+    }
+  }
+  meta += "],\"summary\":[";
+  for (size_t c = 0; c < table.size(); ++c) {
+    const DisplayCategory& category = table[c];
+    if (c) meta += ',';
+    meta += "{\"name\":";
+    append_json_string(&meta, category.name);
+    append_all(&meta, ",\"memory\":", category.memory ? "true" : "false", ",\"rows\":[");
+    for (size_t i = 0; i < category.rows.size(); ++i) {
+      const DisplayRow& row = category.rows[i];
+      if (i) meta += ',';
+      meta += "[";
+      append_json_string(&meta, row.name);
+      append_all(&meta, ",", std::to_string(row.count), ",\"", format_fixed4(row.total), "\",\"",
+                 format_fixed4(row.min), "\",\"", format_fixed4(row.max), "\",\"",
+                 format_fixed4(row.avg), "\"]");
+    }
+    meta += "]}";
+  }
+  append_all(&meta, "],\"sections\":{", sections.index(), "}}");
+
+  // Blob: [u32 meta length][meta][pad to 8][sections]. Section offsets count from the first
+  // byte after the padding.
+  std::vector<unsigned char> blob(4);
+  uint32_t meta_length = static_cast<uint32_t>(meta.size());
+  std::memcpy(blob.data(), &meta_length, 4);
+  blob.insert(blob.end(), meta.begin(), meta.end());
+  while (blob.size() % 8) blob.push_back(0);
+  blob.insert(blob.end(), sections.bytes().begin(), sections.bytes().end());
+  std::string compressed = gzip(blob, level);
+
+  std::string page = kViewerHead;
+  append_base64(&page, compressed);
+  page += kViewerTail;
+
+  std::string temp = output + ".tmp";
+  FILE* file = std::fopen(temp.c_str(), "wb");
+  if (!file) throw TraceError(output + ": cannot create: " + std::strerror(errno));
+  bool ok = std::fwrite(page.data(), 1, page.size(), file) == page.size();
+  ok = std::fclose(file) == 0 && ok;
+  if (!ok || std::rename(temp.c_str(), output.c_str()) != 0) {
+    std::remove(temp.c_str());
+    throw TraceError(output + ": write error: " + std::strerror(errno));
+  }
+  result.page_bytes = page.size();
+  return result;
+}
+
+}  // namespace nanomx::trace

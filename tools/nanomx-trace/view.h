@@ -1,0 +1,26 @@
+// `nanomx-trace view`: one self-contained HTML page (no network, nothing loaded from outside)
+// with a canvas timeline of the trace and its aggregate table.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace nanomx::trace {
+
+struct ViewResult {
+  size_t events = 0;      // elements of the trace's events array
+  size_t rows = 0;        // timeline rows: threads that hold events, plus one per counter series
+  size_t slices = 0;
+  size_t page_bytes = 0;
+  size_t input_bytes = 0;
+};
+
+// Compression level of the embedded data (zlib 1..9): 1 is fastest; the page stays far below
+// half the input either way.
+ViewResult write_view(const std::string& input, const std::string& output, int level = 1);
+
+// The page's HTML around the data, built into the binary from viewer/ at build time.
+extern const char* const kViewerHead;
+extern const char* const kViewerTail;
+
+}  // namespace nanomx::trace
