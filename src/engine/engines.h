@@ -1,0 +1,10 @@
+#pragma once
+
+#include <memory>
+
+#include "nanomx/engine.h"
+
+namespace nanomx::engine {
+std::unique_ptr<Engine> make_threaded_engine(int cpu_workers);
+std::unique_ptr<Engine> make_naive_engine();
+}  // namespace nanomx::engine

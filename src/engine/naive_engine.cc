@@ -1,0 +1,69 @@
+// NaiveEngine: every operation runs inside push, on the calling thread.
+#include <mutex>
+
+#include "engine/engines.h"
+#include "engine/var.h"
+#include "nanomx/error.h"
+
+namespace nanomx::engine {
+namespace {
+
+class NaiveEngine final : public Engine {
+ public:
+  VarHandle new_variable() override { return new Var; }
+
+  void push(std::function<void()> fn, Context ctx, std::span<const VarHandle> reads,
+            std::span<const VarHandle> writes, const PushOptions& options) override {
+    OprBlock op;
+    op.fn = std::move(fn);
+    init_opr_block(op, ctx, reads, writes, options);
+    bool new_error = false;
+    std::exception_ptr error = run_opr_block(op, new_error);
+    if (!error) return;
+    for (Var* v : op.writes) {
+      std::lock_guard lock(v->mutex);
+      v->error = error;
+    }
+    if (new_error) {
+      std::lock_guard lock(mutex_);
+      if (!first_error_) first_error_ = error;
+    }
+  }
+
+  void delete_variable(std::function<void()> on_delete, Context, VarHandle var) override {
+    NANOMX_CHECK(var != nullptr) << "delete_variable: null variable";
+    delete var;
+    if (on_delete) on_delete();
+  }
+
+  void wait_for_var(VarHandle var) override {
+    NANOMX_CHECK(var != nullptr) << "wait_for_var: null variable";
+    std::exception_ptr error;
+    {
+      std::lock_guard lock(var->mutex);
+      std::swap(error, var->error);
+    }
+    if (error) std::rethrow_exception(error);
+  }
+
+  void wait_all() override {
+    std::exception_ptr error;
+    {
+      std::lock_guard lock(mutex_);
+      std::swap(error, first_error_);
+    }
+    if (error) std::rethrow_exception(error);
+  }
+
+  EngineType type() const override { return EngineType::kNaive; }
+
+ private:
+  std::mutex mutex_;
+  std::exception_ptr first_error_;
+};
+
+}  // namespace
+
+std::unique_ptr<Engine> make_naive_engine() { return std::make_unique<NaiveEngine>(); }
+
+}  // namespace nanomx::engine

@@ -1,0 +1,152 @@
+#include "nanomx/ndarray.h"
+
+#include <cstring>
+
+#include "nanomx/error.h"
+#include "nanomx/storage.h"
+
+namespace nanomx {
+
+namespace detail {
+// Storage plus its engine variable. Destroying the last reference pushes DeleteVariable, which
+// frees the storage after every pending use.
+struct Chunk {
+  storage::Block block;
+  engine::VarHandle var = nullptr;
+
+  Chunk(size_t bytes, Context ctx) : block(storage::allocate(bytes, ctx)) {
+    var = engine::Engine::get().new_variable();
+  }
+  ~Chunk() {
+    engine::Engine::get().delete_variable([block = block]() mutable { storage::release(block); },
+                                          block.ctx, var);
+  }
+  Chunk(const Chunk&) = delete;
+  Chunk& operator=(const Chunk&) = delete;
+};
+}  // namespace detail
+
+NDArray::NDArray(Shape shape, Context ctx, DType dtype) : shape_(std::move(shape)), dtype_(dtype) {
+  NANOMX_CHECK(dtype_valid(static_cast<int32_t>(dtype)))
+      << "NDArray: invalid dtype code " << static_cast<int>(dtype);
+  const int64_t n = shape_.size();  // validates the dims
+  size_t bytes = 0;
+  NANOMX_CHECK(!__builtin_mul_overflow(static_cast<size_t>(n), dtype_size(dtype), &bytes))
+      << "NDArray: shape " << shape_ << " is too large";
+  chunk_ = std::make_shared<detail::Chunk>(bytes, ctx);
+}
+
+Context NDArray::ctx() const { return chunk_ ? chunk_->block.ctx : Context::cpu(0); }
+
+void* NDArray::data() const {
+  if (!chunk_ || chunk_->block.data == nullptr) return nullptr;
+  return static_cast<char*>(chunk_->block.data) + byte_offset_;
+}
+
+engine::VarHandle NDArray::var() const {
+  NANOMX_CHECK(chunk_) << "operation on a none NDArray (created empty, never assigned)";
+  return chunk_->var;
+}
+
+NDArray NDArray::slice(int64_t begin, int64_t end) const {
+  NANOMX_CHECK(chunk_) << "slice of a none NDArray";
+  NANOMX_CHECK(shape_.ndim() >= 1) << "slice: array of shape " << shape_ << " has no axis 0";
+  NANOMX_CHECK(0 <= begin && begin <= end && end <= shape_[0])
+      << "slice: range [" << begin << ", " << end << ") out of bounds for shape " << shape_;
+  NDArray view = *this;
+  view.shape_[0] = end - begin;
+  const int64_t row = shape_[0] == 0 ? 0 : size() / shape_[0];
+  view.byte_offset_ += static_cast<size_t>(begin * row) * dtype_size(dtype_);
+  return view;
+}
+
+NDArray NDArray::at(int64_t index) const {
+  NANOMX_CHECK(chunk_) << "at() of a none NDArray";
+  NANOMX_CHECK(shape_.ndim() >= 1) << "at: array of shape " << shape_ << " has no axis 0";
+  NANOMX_CHECK(0 <= index && index < shape_[0])
+      << "at: index " << index << " out of bounds for shape " << shape_;
+  NDArray view = slice(index, index + 1);
+  view.shape_.dims().erase(view.shape_.dims().begin());
+  if (view.shape_.ndim() == 0) view.shape_ = Shape{1};  // MXNet 1.x: at() of a 1-D array is (1,)
+  return view;
+}
+
+NDArray NDArray::reshape(const Shape& shape) const {
+  NANOMX_CHECK(chunk_) << "reshape of a none NDArray";
+  NANOMX_CHECK(shape.size() == size())
+      << "reshape: cannot view shape " << shape_ << " (" << size() << " elements) as " << shape
+      << " (" << shape.size() << " elements)";
+  NDArray view = *this;
+  view.shape_ = shape;
+  return view;
+}
+
+void NDArray::wait_to_read() const {
+  if (!chunk_) return;
+  engine::Engine::get().wait_for_var(chunk_->var);
+}
+
+void NDArray::wait_to_write() const {
+  if (!chunk_) return;
+  auto& engine = engine::Engine::get();
+  const engine::VarHandle writes[] = {chunk_->var};
+  engine.push({}, ctx(), {}, writes);  // unnamed, never profiled: orders after pending uses
+  engine.wait_for_var(chunk_->var);
+}
+
+void NDArray::sync_copy_from_cpu(const void* src, size_t bytes) const {
+  NANOMX_CHECK(chunk_) << "SyncCopyFromCPU into a none NDArray";
+  NANOMX_CHECK(bytes == nbytes()) << "SyncCopyFromCPU: " << bytes << " bytes given, array of shape "
+                                  << shape_ << " and dtype " << dtype_name(dtype_) << " holds "
+                                  << nbytes();
+  NANOMX_CHECK(src != nullptr || bytes == 0) << "SyncCopyFromCPU: null source";
+  wait_to_write();
+  if (bytes) std::memcpy(data(), src, bytes);
+}
+
+void NDArray::sync_copy_to_cpu(void* dst, size_t bytes) const {
+  NANOMX_CHECK(chunk_) << "SyncCopyToCPU from a none NDArray";
+  NANOMX_CHECK(bytes == nbytes()) << "SyncCopyToCPU: " << bytes
+                                  << " bytes requested, array of shape " << shape_ << " and dtype "
+                                  << dtype_name(dtype_) << " holds " << nbytes();
+  NANOMX_CHECK(dst != nullptr || bytes == 0) << "SyncCopyToCPU: null destination";
+  wait_to_read();
+  if (bytes) std::memcpy(dst, data(), bytes);
+}
+
+void NDArray::check_host_type(size_t element_size) const {
+  NANOMX_CHECK(element_size == dtype_size(dtype_))
+      << "to_vector: element size " << element_size << " does not match dtype "
+      << dtype_name(dtype_);
+}
+
+NDArray NDArray::copy_to(Context ctx) const {
+  NANOMX_CHECK(chunk_) << "copyto from a none NDArray";
+  NDArray out(shape_, ctx, dtype_);
+  out.copy_from(*this);
+  return out;
+}
+
+void NDArray::copy_from(const NDArray& src) const {
+  NANOMX_CHECK(chunk_ && src.chunk_) << "_copyto: none NDArray";
+  NANOMX_CHECK(src.shape_ == shape_ && src.dtype_ == dtype_)
+      << "_copyto: source shape " << src.shape_ << " " << dtype_name(src.dtype_)
+      << " does not match destination " << shape_ << " " << dtype_name(dtype_);
+  if (src.chunk_ == chunk_ && src.byte_offset_ == byte_offset_) return;  // copy onto itself
+  static const profiler::NameId kName = profiler::intern("_copyto");
+  engine::PushOptions options;
+  options.name = "_copyto";
+  options.name_id = kName;
+  const Shape shapes[] = {shape_};
+  options.input_shapes = shapes;
+  options.output_shapes = shapes;
+  const engine::VarHandle reads[] = {src.chunk_->var};
+  const engine::VarHandle writes[] = {chunk_->var};
+  engine::Engine::get().push(
+      [src, dst = *this] {
+        if (dst.nbytes()) std::memmove(dst.data(), src.data(), dst.nbytes());
+      },
+      ctx(), reads, writes, options);
+}
+
+}  // namespace nanomx

@@ -1,0 +1,77 @@
+// Loop helpers shared by the CPU kernels.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <type_traits>
+#include <vector>
+
+#include "nanomx/dtype.h"
+#include "nanomx/ndarray.h"
+
+namespace nanomx::ops::cpu {
+
+// Visits every row (the last axis) of the index space `shape` for N operands, each with its own
+// element strides (0 = broadcast, negative = reversed) and base offset:
+// f(offsets, row_length, row_strides). Nothing is visited when the space is empty.
+template <size_t N, class F>
+void for_each_row(const std::vector<int64_t>& shape,
+                  const std::array<std::vector<int64_t>, N>& strides, std::array<int64_t, N> base,
+                  F&& f) {
+  for (int64_t d : shape) {
+    if (d == 0) return;
+  }
+  const int nd = static_cast<int>(shape.size());
+  std::array<int64_t, N> inner{};
+  if (nd == 0) {
+    f(base, int64_t{1}, inner);
+    return;
+  }
+  for (size_t k = 0; k < N; ++k) inner[k] = strides[k][nd - 1];
+  const int64_t len = shape[nd - 1];
+  std::vector<int64_t> idx(static_cast<size_t>(nd), 0);
+  std::array<int64_t, N> off = base;
+  for (;;) {
+    f(off, len, inner);
+    int d = nd - 2;
+    for (; d >= 0; --d) {
+      ++idx[d];
+      for (size_t k = 0; k < N; ++k) off[k] += strides[k][d];
+      if (idx[d] < shape[d]) break;
+      for (size_t k = 0; k < N; ++k) off[k] -= strides[k][d] * shape[d];
+      idx[d] = 0;
+    }
+    if (d < 0) return;
+  }
+}
+
+// Converts between element types as numpy's astype does (integers wrap, floats truncate
+// toward zero into integers).
+template <typename To, typename From>
+inline To convert(From x) {
+  if constexpr (std::is_same_v<To, From>) {
+    return x;
+  } else if constexpr (std::is_integral_v<To> && std::is_integral_v<From>) {
+    return static_cast<To>(x);
+  } else {
+    return from_double<To>(to_double(x));
+  }
+}
+
+// Calls fn(std::integral_constant<size_t, bytes>) for an element size of 1, 2, 4 or 8 bytes; the
+// copy-only kernels (slice, transpose, ...) need only the size.
+template <typename Fn>
+void dispatch_size(size_t bytes, Fn&& fn) {
+  switch (bytes) {
+    case 1:
+      return fn(uint8_t{});
+    case 2:
+      return fn(uint16_t{});
+    case 4:
+      return fn(uint32_t{});
+    default:
+      return fn(uint64_t{});
+  }
+}
+
+}  // namespace nanomx::ops::cpu

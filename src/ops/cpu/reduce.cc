@@ -1,0 +1,188 @@
+// Reductions: sum, max, min, norm over an axis tuple, with keepdims / exclude, and MXNet 1.x's
+// (1,) result shape for a reduction over every axis.
+#include <cmath>
+#include <limits>
+
+#include "ops/cpu/kernels.h"
+#include "ops/registry.h"
+
+namespace nanomx::ops {
+namespace {
+
+using cpu::for_each_row;
+
+enum class Reducer { kSum, kMax, kMin, kNorm1, kNorm2 };
+
+struct ReduceSpec {
+  std::vector<bool> reduced;
+  Shape kept;  // the input shape with reduced axes set to 1
+  Shape out;
+};
+
+ReduceSpec reduce_spec(const Params& p, const Shape& in) {
+  const int nd = in.ndim();
+  auto axes = p.get_ints("axis");
+  const bool keepdims = p.get_bool("keepdims", false);
+  const bool exclude = p.has("exclude") && p.get_bool("exclude", false);
+  ReduceSpec spec;
+  spec.reduced.assign(static_cast<size_t>(nd), !axes || axes->empty() ? !exclude : exclude);
+  if (axes) {
+    std::vector<bool> seen(static_cast<size_t>(nd), false);
+    for (int64_t a : *axes) {
+      const int n = normalize_axis(a, nd, p.op().c_str());
+      NANOMX_CHECK(!seen[static_cast<size_t>(n)])
+          << p.op() << ": axis " << a << " appears twice in 'axis' for 'data' of shape " << in;
+      seen[static_cast<size_t>(n)] = true;
+      spec.reduced[static_cast<size_t>(n)] = !exclude;
+    }
+  }
+  std::vector<int64_t> kept, out;
+  for (int i = 0; i < nd; ++i) {
+    const bool r = spec.reduced[static_cast<size_t>(i)];
+    kept.push_back(r ? 1 : in[i]);
+    if (!r || keepdims) out.push_back(r ? 1 : in[i]);
+  }
+  if (out.empty()) out.push_back(1);  // MXNet 1.x legacy shape for a full reduction
+  spec.kept = Shape(kept);
+  spec.out = Shape(out);
+  return spec;
+}
+
+// Float sums in blocks of lanes (vectorizable), blocks added in double.
+template <typename T>
+double sum_contiguous(const T* x, int64_t n) {
+  constexpr int kLanes = 16;
+  double total = 0;
+  for (int64_t start = 0; start < n; start += 4096) {
+    const int64_t end = std::min<int64_t>(n, start + 4096);
+    T lanes[kLanes] = {};
+    int64_t i = start;
+    for (; i + kLanes <= end; i += kLanes) {
+      for (int j = 0; j < kLanes; ++j) lanes[j] += x[i + j];
+    }
+    double block = 0;
+    for (int j = 0; j < kLanes; ++j) block += lanes[j];
+    for (; i < end; ++i) block += x[i];
+    total += block;
+  }
+  return total;
+}
+
+template <Reducer R, typename T>
+struct Accum {
+  // Integer sums wrap modulo 2^64 (then to T's width, as numpy); everything else in double.
+  using type = std::conditional_t<R == Reducer::kSum && std::is_integral_v<T>, uint64_t, double>;
+  static type init() {
+    if constexpr (R == Reducer::kMax) return -std::numeric_limits<double>::infinity();
+    if constexpr (R == Reducer::kMin) return std::numeric_limits<double>::infinity();
+    return 0;
+  }
+  static void add(type& acc, T x) {
+    if constexpr (R == Reducer::kSum) {
+      if constexpr (std::is_integral_v<T>) {
+        acc += static_cast<uint64_t>(static_cast<int64_t>(x));
+      } else {
+        acc += to_double(x);
+      }
+    } else if constexpr (R == Reducer::kMax) {
+      const double v = to_double(x);
+      if (!(v <= acc)) acc = v;  // NaN propagates, as numpy
+    } else if constexpr (R == Reducer::kMin) {
+      const double v = to_double(x);
+      if (!(v >= acc)) acc = v;
+    } else if constexpr (R == Reducer::kNorm1) {
+      acc += std::fabs(to_double(x));
+    } else {
+      const double v = to_double(x);
+      acc += v * v;
+    }
+  }
+  static T finish(type acc) {
+    if constexpr (R == Reducer::kSum && std::is_integral_v<T>) {
+      return static_cast<T>(acc);
+    } else if constexpr (R == Reducer::kNorm2) {
+      return from_double<T>(std::sqrt(acc));
+    } else {
+      return from_double<T>(acc);
+    }
+  }
+};
+
+template <Reducer R, typename T>
+void reduce_kernel(const NDArray& in, const NDArray& out, const ReduceSpec& spec) {
+  using A = Accum<R, T>;
+  using Acc = typename A::type;
+  const T* x = in.data_as<T>();
+  T* o = out.data_as<T>();
+  const int64_t n_out = out.size();
+  const int64_t n_in = in.size();
+  if (n_out == 0) return;
+  if constexpr (R == Reducer::kMax || R == Reducer::kMin) {
+    NANOMX_CHECK(n_in > 0) << (R == Reducer::kMax ? "max" : "min") << ": zero-size reduction of "
+                           << in.shape() << " has no identity";
+  }
+  // Fast path: every axis reduced, contiguous float sum.
+  if constexpr (R == Reducer::kSum && (std::is_same_v<T, float> || std::is_same_v<T, double>)) {
+    if (n_out == 1) {
+      o[0] = static_cast<T>(sum_contiguous(x, n_in));
+      return;
+    }
+  }
+  std::vector<Acc> acc(static_cast<size_t>(n_out), A::init());
+  // Output strides over the input index space (0 on reduced axes).
+  std::vector<int64_t> out_strides = spec.kept.strides();
+  for (size_t i = 0; i < out_strides.size(); ++i) {
+    if (spec.reduced[i]) out_strides[i] = 0;
+  }
+  const std::array<std::vector<int64_t>, 2> strides = {in.shape().strides(), out_strides};
+  for_each_row<2>(
+      in.shape().dims(), strides, {0, 0},
+      [&](const std::array<int64_t, 2>& off, int64_t len, const std::array<int64_t, 2>& st) {
+        const T* px = x + off[0];
+        Acc* pa = acc.data() + off[1];
+        if (st[1] == 0) {
+          Acc a = *pa;
+          for (int64_t i = 0; i < len; ++i) A::add(a, px[i]);
+          *pa = a;
+        } else {
+          for (int64_t i = 0; i < len; ++i) A::add(pa[i], px[i]);
+        }
+      });
+  for (int64_t i = 0; i < n_out; ++i) o[i] = A::finish(acc[static_cast<size_t>(i)]);
+}
+
+template <Reducer R>
+Plan plan_reduce(const Params& p, const std::vector<NDArray>& in, const NDArray*) {
+  ReduceSpec spec = reduce_spec(p, in[0].shape());
+  Plan plan;
+  plan.shape = spec.out;
+  plan.dtype = in[0].dtype();
+  plan.kernel = [spec](const std::vector<NDArray>& in, const NDArray& out) {
+    dispatch_dtype(out.dtype(),
+                   [&](auto tag) { reduce_kernel<R, decltype(tag)>(in[0], out, spec); });
+  };
+  return plan;
+}
+
+Plan plan_norm(const Params& p, const std::vector<NDArray>& in, const NDArray* out) {
+  const int64_t ord = p.get_int("ord", 2);
+  NANOMX_CHECK(ord == 1 || ord == 2) << "norm: attribute 'ord' = " << ord << " (valid: 1, 2)";
+  return ord == 1 ? plan_reduce<Reducer::kNorm1>(p, in, out)
+                  : plan_reduce<Reducer::kNorm2>(p, in, out);
+}
+
+}  // namespace
+
+void register_reduce_ops(Registry& r) {
+  const std::vector<std::string> keys = {"axis", "keepdims", "exclude"};
+  r.add({.name = "sum", .inputs = {"data"}, .keys = keys, .plan = plan_reduce<Reducer::kSum>},
+        {"sum_axis"});
+  r.add({.name = "max", .inputs = {"data"}, .keys = keys, .plan = plan_reduce<Reducer::kMax>},
+        {"max_axis"});
+  r.add({.name = "min", .inputs = {"data"}, .keys = keys, .plan = plan_reduce<Reducer::kMin>},
+        {"min_axis"});
+  r.add(
+      {.name = "norm", .inputs = {"data"}, .keys = {"ord", "axis", "keepdims"}, .plan = plan_norm});
+}
+
+}  // namespace nanomx::ops

@@ -1,0 +1,109 @@
+#include <bit>
+#include <cstdlib>
+#include <mutex>
+#include <new>
+#include <unordered_map>
+#include <vector>
+
+#include "nanomx/env.h"
+#include "nanomx/error.h"
+#include "nanomx/storage.h"
+
+namespace nanomx::storage {
+namespace {
+
+// Pools are per process, keyed by size class; CPU device ids share host memory but each block
+// is counted on the device row it was allocated for.
+struct Pool {
+  std::mutex mutex;
+  std::unordered_map<size_t, std::vector<void*>> free_blocks;
+  size_t pooled = 0;
+  size_t limit = 0;
+};
+
+Pool& pool() {
+  static Pool* instance = [] {
+    auto* p = new Pool;  // never destroyed: blocks may be released during static destruction
+    p->limit = static_cast<size_t>(env::get_int("CPU_POOL_MB", 2048)) << 20;
+    return p;
+  }();
+  return *instance;
+}
+
+}  // namespace
+
+size_t size_class(size_t size) {
+  if (size <= kAlignment) return kAlignment;
+  if (size <= (size_t{1} << 20)) return std::bit_ceil(size);  // powers of two up to 1 MiB
+  const size_t page = size_t{1} << 16;                        // then multiples of 64 KiB
+  return (size + page - 1) / page * page;
+}
+
+Block allocate(size_t size, Context ctx) {
+  NANOMX_CHECK(ctx.is_cpu()) << "cannot allocate on " << ctx.str() << ": this build has no GPU";
+  Block block;
+  block.ctx = ctx;
+  block.size = size;
+  if (size == 0) return block;
+  const int slot = ctx.profiler_slot();
+  const size_t capacity = size_class(size);
+  void* data = nullptr;
+  {
+    Pool& p = pool();
+    std::lock_guard lock(p.mutex);
+    auto it = p.free_blocks.find(capacity);
+    if (it != p.free_blocks.end() && !it->second.empty()) {
+      data = it->second.back();
+      it->second.pop_back();
+      p.pooled -= capacity;
+    }
+  }
+  if (data == nullptr) {
+    data = std::aligned_alloc(kAlignment, capacity);
+    if (data == nullptr) {
+      release_pooled();
+      data = std::aligned_alloc(kAlignment, capacity);
+    }
+    NANOMX_CHECK(data != nullptr) << "out of memory: cannot allocate " << size << " bytes on "
+                                  << ctx.str();
+  }
+  block.data = data;
+  block.capacity = capacity;
+  profiler::memory_alloc(slot, capacity);
+  return block;
+}
+
+void release(Block& block) {
+  if (block.data == nullptr) return;
+  profiler::memory_free(block.ctx.profiler_slot(), block.capacity);
+  Pool& p = pool();
+  bool keep = false;
+  {
+    std::lock_guard lock(p.mutex);
+    if (p.pooled + block.capacity <= p.limit) {
+      p.free_blocks[block.capacity].push_back(block.data);
+      p.pooled += block.capacity;
+      keep = true;
+    }
+  }
+  if (!keep) std::free(block.data);
+  block.data = nullptr;
+}
+
+void release_pooled() {
+  Pool& p = pool();
+  std::lock_guard lock(p.mutex);
+  for (auto& [capacity, blocks] : p.free_blocks) {
+    for (void* data : blocks) std::free(data);
+    blocks.clear();
+  }
+  p.pooled = 0;
+}
+
+size_t pooled_bytes() {
+  Pool& p = pool();
+  std::lock_guard lock(p.mutex);
+  return p.pooled;
+}
+
+}  // namespace nanomx::storage
