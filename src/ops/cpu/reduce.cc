@@ -154,6 +154,11 @@ void reduce_kernel(const NDArray& in, const NDArray& out, const ReduceSpec& spec
 template <Reducer R>
 Plan plan_reduce(const Params& p, const std::vector<NDArray>& in, const NDArray*) {
   ReduceSpec spec = reduce_spec(p, in[0].shape());
+  if constexpr (R == Reducer::kMax || R == Reducer::kMin) {
+    NANOMX_CHECK(in[0].size() > 0 || spec.out.size() == 0)
+        << p.op() << ": zero-size reduction of 'data' of shape " << in[0].shape()
+        << " has no identity";
+  }
   Plan plan;
   plan.shape = spec.out;
   plan.dtype = in[0].dtype();
