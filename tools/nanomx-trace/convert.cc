@@ -145,7 +145,8 @@ ConvertResult convert_file(const std::string& input, const std::string& output, 
   }
   if (!compress && !stream_ended) {
     throw TraceError(input + ": the gzip stream is cut short (after " +
-                     std::to_string(result.bytes_in) + " compressed bytes); the output would be "
+                     std::to_string(result.bytes_in) +
+                     " compressed bytes); the output would be "
                      "incomplete");
   }
   bar.finish();
@@ -155,8 +156,8 @@ ConvertResult convert_file(const std::string& input, const std::string& output, 
   }
   files.out = nullptr;
   if (std::rename(files.temp.c_str(), output.c_str()) != 0) {
-    throw TraceError(output + ": cannot rename the finished file into place: " +
-                     std::strerror(errno));
+    throw TraceError(output +
+                     ": cannot rename the finished file into place: " + std::strerror(errno));
   }
   files.committed = true;
   return result;

@@ -161,9 +161,9 @@ int run_view(const Arguments& args) {
   if (args.positional.size() != 1 || !args.output) throw UsageError("view takes IN -o OUT.html");
   auto start = std::chrono::steady_clock::now();
   ViewResult result = write_view(args.positional[0], *args.output);
-  double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::fprintf(stderr, "wrote %s: %zu events, %zu rows, %zu slices; %zu bytes (input %zu) in %.2f s\n",
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::fprintf(stderr,
+               "wrote %s: %zu events, %zu rows, %zu slices; %zu bytes (input %zu) in %.2f s\n",
                args.output->c_str(), result.events, result.rows, result.slices, result.page_bytes,
                result.input_bytes, seconds);
   return 0;
@@ -183,7 +183,8 @@ int main(int argc, char** argv) {
     if (command == "merge") return run_merge(args);
     if (command == "convert") return run_convert(args);
     if (command == "view") return run_view(args);
-    throw UsageError("unknown command \"" + command + "\"; expected summary, merge, convert or view");
+    throw UsageError("unknown command \"" + command +
+                     "\"; expected summary, merge, convert or view");
   } catch (const UsageError& error) {
     std::fprintf(stderr, "nanomx-trace: %s\n%s", error.what(), kUsage);
     return 2;

@@ -96,7 +96,8 @@ class Writer {
     if (buffer_.size() > (1 << 20)) flush();
   }
   void flush() {
-    if (!buffer_.empty() && std::fwrite(buffer_.data(), 1, buffer_.size(), file_) != buffer_.size()) {
+    if (!buffer_.empty() &&
+        std::fwrite(buffer_.data(), 1, buffer_.size(), file_) != buffer_.size()) {
       throw TraceError(path_ + ": write error: " + std::strerror(errno));
     }
     buffer_.clear();
@@ -109,8 +110,8 @@ class Writer {
     }
     file_ = nullptr;
     if (std::rename(temp_path_.c_str(), path_.c_str()) != 0) {
-      throw TraceError(path_ + ": cannot rename the finished file into place: " +
-                       std::strerror(errno));
+      throw TraceError(path_ +
+                       ": cannot rename the finished file into place: " + std::strerror(errno));
     }
   }
 
@@ -216,7 +217,8 @@ class FileRewriter {
     if (!event["name"].get(name_value) && name_value.is_string()) {
       name = name_value.get_string().value_unsafe();
     }
-    if (!event["ph"].get(ph_value) && ph_value.is_string()) ph = ph_value.get_string().value_unsafe();
+    if (!event["ph"].get(ph_value) && ph_value.is_string())
+      ph = ph_value.get_string().value_unsafe();
     bool process_name = ph == "M" && name == "process_name";
     bool has_pid = false;
     uint64_t pid = 0;
@@ -229,9 +231,9 @@ class FileRewriter {
       out.push_back(':');
       std::string_view key = field.key;
       element value = field.value;
-      double number;
-      if (key == "ts" && ph != "M" && number_of(value, &number)) {
-        append_ns_as_us(&out, us_to_ns(number) + file_.shift_ns);
+      int64_t ts_ns;
+      if (key == "ts" && ph != "M" && read_time_ns(value, &ts_ns)) {
+        append_ns_as_us(&out, ts_ns + file_.shift_ns);
       } else if (key == "pid") {
         pid = map_pid(value);
         has_pid = true;
@@ -254,22 +256,6 @@ class FileRewriter {
     }
     out.push_back('}');
     if (process_name && has_pid) named_pids_.insert(pid);
-  }
-
-  static bool number_of(element value, double* out) {
-    switch (value.type()) {
-      case element_type::INT64:
-        *out = static_cast<double>(value.get_int64().value_unsafe());
-        return true;
-      case element_type::UINT64:
-        *out = static_cast<double>(value.get_uint64().value_unsafe());
-        return true;
-      case element_type::DOUBLE:
-        *out = value.get_double().value_unsafe();
-        return true;
-      default:
-        return false;
-    }
   }
 
   size_t index_;

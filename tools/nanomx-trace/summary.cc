@@ -15,8 +15,13 @@ namespace {
 constexpr double kCounterMinStart = static_cast<double>(INT_MAX);
 constexpr double kDurationMinStartNs = static_cast<double>(INT_MAX) * 1000.0;
 
+// Events without a "cat" (torch's legacy export writes none) are grouped under this name.
+const std::string kNoCategory = "(no category)";
+
+const std::string& category_name(const std::string& cat) { return cat.empty() ? kNoCategory : cat; }
+
 StatEntry& entry_for(StatTable& table, const std::string& category, const std::string& name) {
-  return table[category][name];
+  return table[category_name(category)][name];
 }
 
 void add_duration(StatEntry& entry, int64_t dur_ns) {
@@ -61,8 +66,7 @@ double sort_key(const StatEntry& entry, SortKey sort_by) {
     case SortKey::kTotal:
       return entry.total * scale;
     case SortKey::kAvg:
-      return duration ? entry.total / static_cast<double>(entry.count) * scale
-                      : half_range(entry);
+      return duration ? entry.total / static_cast<double>(entry.count) * scale : half_range(entry);
     case SortKey::kMin:
       return entry.min * scale;
     case SortKey::kMax:
@@ -111,14 +115,13 @@ StatTable aggregate(const TraceModel& model) {
   }
   // Markers and other instants create their category (printed with no rows), as in MXNet.
   for (const Instant& instant : model.instants) {
-    auto& names = table[strings[instant.cat]];
+    auto& names = table[category_name(strings[instant.cat])];
     names.try_emplace(strings[instant.name]);
   }
   return table;
 }
 
-std::vector<DisplayCategory> display_rows(const StatTable& table, SortKey sort_by,
-                                          bool ascending) {
+std::vector<DisplayCategory> display_rows(const StatTable& table, SortKey sort_by, bool ascending) {
   std::vector<DisplayCategory> categories;
   for (const auto& [category, names] : table) {
     DisplayCategory display;
@@ -173,7 +176,8 @@ std::string format_significant4(float value) {
 }
 
 std::string format_table(const std::vector<DisplayCategory>& categories) {
-  std::string out = "\nProfile Statistics:\n\tNote the difference in units for different entries.\n";
+  std::string out =
+      "\nProfile Statistics:\n\tNote the difference in units for different entries.\n";
   for (const DisplayCategory& category : categories) {
     out += category.name + "\n=================\n";
     auto line = [&](const std::string& name, const std::string& count,
@@ -190,8 +194,7 @@ std::string format_table(const std::vector<DisplayCategory>& categories) {
       line("Name", "Total Count", {"Min Use  (kB)", "Max Use  (kB)", "Avg Use  (kB)"});
       line("----", "-----------", {"-------------", "-------------", "-------------"});
     } else {
-      line("Name", "Total Count",
-           {"Time (ms)", "Min Time (ms)", "Max Time (ms)", "Avg Time (ms)"});
+      line("Name", "Total Count", {"Time (ms)", "Min Time (ms)", "Max Time (ms)", "Avg Time (ms)"});
       line("----", "-----------", {"---------", "-------------", "-------------", "-------------"});
     }
     for (const DisplayRow& row : category.rows) {
@@ -236,7 +239,9 @@ std::string format_json(const std::vector<DisplayCategory>& categories) {
   out += time_part;
   out += "    }\n    ,\n    \"Memory\": {\n";
   out += memory_part;
-  out += "    }\n,\n    \"Unit\": {\n        \"Time\": \"ms\",\n        \"Memory\": \"kB\"\n    }\n}\n";
+  out +=
+      "    }\n,\n    \"Unit\": {\n        \"Time\": \"ms\",\n        \"Memory\": \"kB\"\n    "
+      "}\n}\n";
   return out;
 }
 

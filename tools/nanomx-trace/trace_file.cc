@@ -88,9 +88,9 @@ class Scanner {
 };
 
 struct EventsArrayScan {
-  size_t open = 0;                  // offset of '['
-  bool closed = false;              // the matching ']' was found
-  size_t last_complete_end = 0;     // one past the last complete element (or past '[')
+  size_t open = 0;               // offset of '['
+  bool closed = false;           // the matching ']' was found
+  size_t last_complete_end = 0;  // one past the last complete element (or past '[')
   std::vector<std::pair<size_t, size_t>> elements;  // [begin, end) of each complete element
 };
 
@@ -104,8 +104,8 @@ EventsArrayScan scan_events_array(std::string_view text, const std::string& labe
     bool found = false;
     while (pos < text.size()) {
       if (text[pos] != '"') {
-        throw TraceError(label + ": byte " + std::to_string(pos) + ": expected a key string, found " +
-                         describe_byte(text[pos]));
+        throw TraceError(label + ": byte " + std::to_string(pos) +
+                         ": expected a key string, found " + describe_byte(text[pos]));
       }
       auto key_end = scanner.skip_string(pos);
       if (!key_end) break;
@@ -134,8 +134,8 @@ EventsArrayScan scan_events_array(std::string_view text, const std::string& labe
       throw TraceError(label + ": the file ends before a \"traceEvents\" array begins");
     }
   } else if (text[pos] != '[') {
-    throw TraceError(label + ": byte " + std::to_string(pos) + ": not a JSON trace: expected '{' or '[', found " +
-                     describe_byte(text[pos]));
+    throw TraceError(label + ": byte " + std::to_string(pos) +
+                     ": not a JSON trace: expected '{' or '[', found " + describe_byte(text[pos]));
   }
   scan.open = pos;
   scan.last_complete_end = pos + 1;
@@ -150,8 +150,8 @@ EventsArrayScan scan_events_array(std::string_view text, const std::string& labe
       continue;
     }
     auto end = scanner.skip_value(pos);
-    bool complete = end && (*end < text.size() || text[pos] == '{' || text[pos] == '[' ||
-                            text[pos] == '"');
+    bool complete =
+        end && (*end < text.size() || text[pos] == '{' || text[pos] == '[' || text[pos] == '"');
     if (!complete) break;  // cut inside this element
     scan.elements.emplace_back(pos, *end);
     scan.last_complete_end = *end;
@@ -161,8 +161,8 @@ EventsArrayScan scan_events_array(std::string_view text, const std::string& labe
 }
 
 // Parses each element alone to find the first malformed one; throws naming its offset.
-void locate_bad_element(const EventsArrayScan& scan, std::string_view text, const std::string& label,
-                        const char* whole_error) {
+void locate_bad_element(const EventsArrayScan& scan, std::string_view text,
+                        const std::string& label, const char* whole_error) {
   simdjson::dom::parser parser;
   for (size_t i = 0; i < scan.elements.size(); ++i) {
     auto [begin, end] = scan.elements[i];
@@ -170,8 +170,8 @@ void locate_bad_element(const EventsArrayScan& scan, std::string_view text, cons
     auto error = parser.parse(text.data() + begin, end - begin, true).get(element);
     if (error) {
       throw TraceError(label + ": event " + std::to_string(i) + " (bytes " + std::to_string(begin) +
-                       "-" + std::to_string(end) + ") is not valid JSON: " +
-                       simdjson::error_message(error));
+                       "-" + std::to_string(end) +
+                       ") is not valid JSON: " + simdjson::error_message(error));
     }
   }
   throw TraceError(label + ": invalid JSON outside the events array: " + whole_error);
@@ -264,13 +264,15 @@ std::unique_ptr<LoadedTrace> parse_trace(std::string text, const std::string& la
   size_t first = 0;
   while (first < text.size() && is_space(text[first])) ++first;
   if (first == text.size()) {
-    throw TraceError(label + ": empty file (" + std::to_string(text.size()) +
-                     " bytes); expected a Chrome trace: a JSON object with \"traceEvents\" or a JSON "
-                     "array of events");
+    throw TraceError(
+        label + ": empty file (" + std::to_string(text.size()) +
+        " bytes); expected a Chrome trace: a JSON object with \"traceEvents\" or a JSON "
+        "array of events");
   }
   if (text[first] != '{' && text[first] != '[') {
     throw TraceError(label + ": byte " + std::to_string(first) +
-                     ": not a JSON trace: expected '{' or '[', found " + describe_byte(text[first]));
+                     ": not a JSON trace: expected '{' or '[', found " +
+                     describe_byte(text[first]));
   }
 
   // Fast path: the whole file is valid JSON. The buffer gets simdjson's padding in place.
@@ -306,7 +308,8 @@ std::unique_ptr<LoadedTrace> parse_trace(std::string text, const std::string& la
     trace->root = root.get_object().value_unsafe();
     simdjson::dom::element events;
     if (trace->root["traceEvents"].get(events)) {
-      throw TraceError(label + ": the top-level object has no \"traceEvents\" key; expected "
+      throw TraceError(label +
+                       ": the top-level object has no \"traceEvents\" key; expected "
                        "{\"traceEvents\": [...]}");
     }
     if (!events.is_array()) {

@@ -45,6 +45,27 @@ bool read_number(element value, double* out) {
   }
 }
 
+}  // namespace
+
+bool read_time_ns(element value, int64_t* ns) {
+  switch (value.type()) {
+    case element_type::INT64:
+      *ns = value.get_int64().value_unsafe() * 1000;
+      return true;
+    case element_type::UINT64:
+      *ns = static_cast<int64_t>(value.get_uint64().value_unsafe() * 1000);
+      return true;
+    default: {
+      double us;
+      if (!read_number(value, &us)) return false;
+      *ns = us_to_ns(us);
+      return true;
+    }
+  }
+}
+
+namespace {
+
 IdValue read_id(element value) {
   IdValue id;
   switch (value.type()) {
@@ -87,7 +108,7 @@ IdValue read_id(element value) {
 struct RawEvent {
   std::string_view name, cat;
   char ph = 0;
-  double ts = 0, dur = 0;
+  int64_t ts = 0, dur = 0;  // nanoseconds
   bool has_ts = false, has_dur = false;
   element pid, tid, id, args;
   bool has_pid = false, has_tid = false, has_id = false, has_args = false;
@@ -120,7 +141,7 @@ void read_event(object event, size_t index, const std::string& label, RawEvent* 
         break;
       case 't':
         if (key == "ts") {
-          out->has_ts = read_number(value, &out->ts);
+          out->has_ts = read_time_ns(value, &out->ts);
           if (!out->has_ts) {
             throw TraceError(label + ": event " + std::to_string(index) +
                              ": \"ts\" is not a number");
@@ -132,7 +153,7 @@ void read_event(object event, size_t index, const std::string& label, RawEvent* 
         break;
       case 'd':
         if (key == "dur") {
-          out->has_dur = read_number(value, &out->dur);
+          out->has_dur = read_time_ns(value, &out->dur);
           if (!out->has_dur) {
             throw TraceError(label + ": event " + std::to_string(index) +
                              ": \"dur\" is not a number");
@@ -209,8 +230,8 @@ class ModelBuilder {
       RawEvent event;
       read_event(value.get_object().value_unsafe(), index, trace_.path, &event);
       if (event.ph != 'M' && event.has_ts) {
-        int64_t ts = us_to_ns(event.ts);
-        int64_t end = event.ph == 'X' && event.has_dur ? ts + us_to_ns(event.dur) : ts;
+        int64_t ts = event.ts;
+        int64_t end = event.ph == 'X' && event.has_dur ? ts + event.dur : ts;
         if (!have_ts) {
           model_.min_ts_ns = ts;
           model_.max_ts_ns = end;
@@ -226,10 +247,9 @@ class ModelBuilder {
     finish_sync();
     for (auto& [key, stack] : open_async_) model_.unclosed_begins += stack.size();
     for (auto& series : model_.counters) {
-      std::stable_sort(series.samples.begin(), series.samples.end(),
-                       [](const CounterSample& a, const CounterSample& b) {
-                         return a.ts_ns < b.ts_ns;
-                       });
+      std::stable_sort(
+          series.samples.begin(), series.samples.end(),
+          [](const CounterSample& a, const CounterSample& b) { return a.ts_ns < b.ts_ns; });
     }
     for (auto& process : model_.processes) {
       if (!process.named) process.name = "pid " + process.pid.text;
@@ -368,7 +388,7 @@ class ModelBuilder {
         require_ts(event, index);
         uint32_t track = track_of(event);
         model_.tracks[track].used = true;
-        int64_t ts = us_to_ns(event.ts);
+        int64_t ts = event.ts;
         if (ts < last_sync_ts_[track]) sync_in_order_ = false;
         last_sync_ts_[track] = ts;
         sync_records_.push_back(SyncRecord{ts, track, intern(event.name), intern(event.cat),
@@ -388,8 +408,8 @@ class ModelBuilder {
         uint32_t track = track_of(event);
         model_.tracks[track].used = true;
         Slice slice;
-        slice.start_ns = us_to_ns(event.ts);
-        slice.dur_ns = us_to_ns(event.ts + event.dur) - slice.start_ns;
+        slice.start_ns = event.ts;
+        slice.dur_ns = event.dur;
         slice.name = intern(event.name);
         slice.cat = intern(event.cat);
         slice.args = args_of(event);
@@ -416,7 +436,7 @@ class ModelBuilder {
         uint32_t track = track_of(event);
         model_.tracks[track].used = true;
         Instant instant;
-        instant.ts_ns = us_to_ns(event.ts);
+        instant.ts_ns = event.ts;
         instant.name = intern(event.name);
         instant.cat = intern(event.cat);
         instant.args = args_of(event);
@@ -492,7 +512,7 @@ class ModelBuilder {
     }
     std::pair<uint64_t, uint64_t> key{mix(process, cat), id_key};
     auto& stack = open_async_[key];
-    int64_t ts = us_to_ns(event.ts);
+    int64_t ts = event.ts;
     if (event.ph == 'b' || event.ph == '(') {
       stack.push_back(OpenAsync{ts, intern(event.name), cat, args_of(event), track});
       return;
@@ -532,7 +552,7 @@ class ModelBuilder {
     uint32_t process = process_of(event);
     uint32_t name = intern(event.name);
     uint32_t cat = intern(event.cat);
-    int64_t ts = us_to_ns(event.ts);
+    int64_t ts = event.ts;
     object args = event.args.get_object().value_unsafe();
     for (auto field : args) {
       double value;
@@ -577,7 +597,7 @@ class ModelBuilder {
       flow = found->second;
     }
     FlowPoint point;
-    point.ts_ns = us_to_ns(event.ts);
+    point.ts_ns = event.ts;
     point.track = track;
     point.flow = flow;
     point.phase = event.ph;

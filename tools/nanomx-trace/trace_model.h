@@ -16,10 +16,11 @@ namespace nanomx::trace {
 struct IdValue {
   enum class Kind : uint8_t { kNone, kInt, kString };
   Kind kind = Kind::kNone;
-  uint64_t bits = 0;      // the integer, or a hash of the text
-  std::string text;       // the text of a string id, or the decimal form of an integer
+  uint64_t bits = 0;  // the integer, or a hash of the text
+  std::string text;   // the text of a string id, or the decimal form of an integer
   bool same(const IdValue& other) const {
-    return kind == other.kind && bits == other.bits && (kind != Kind::kString || text == other.text);
+    return kind == other.kind && bits == other.bits &&
+           (kind != Kind::kString || text == other.text);
   }
 };
 
@@ -80,8 +81,8 @@ struct CounterSeries {
 struct FlowPoint {
   int64_t ts_ns = 0;
   uint32_t track = 0;
-  uint32_t flow = 0;     // flows are numbered in order of first appearance
-  char phase = 's';      // 's', 't' or 'f'
+  uint32_t flow = 0;            // flows are numbered in order of first appearance
+  char phase = 's';             // 's', 't' or 'f'
   bool bind_enclosing = false;  // "bp":"e": attach to the slice enclosing ts
 };
 
@@ -116,10 +117,18 @@ TraceModel build_model(const LoadedTrace& trace, const ModelOptions& options = {
 // Device processes (cpu/0, gpu/0, "cpu pinned/", ...) are drawn first.
 bool is_device_process_name(std::string_view name);
 
-// Microseconds (a trace's `ts`) to whole nanoseconds.
+// Microseconds (a trace's `ts`) to whole nanoseconds. The whole and fractional parts are
+// converted apart: epoch-based µs (MXNet writes ~1.7e15) times 1000 would exceed a double's
+// 53-bit mantissa and lose up to 256 ns.
 inline int64_t us_to_ns(double us) {
-  double ns = us * 1000.0;
-  return static_cast<int64_t>(ns < 0 ? ns - 0.5 : ns + 0.5);
+  double whole = us < 0 ? -static_cast<double>(static_cast<int64_t>(-us))
+                        : static_cast<double>(static_cast<int64_t>(us));
+  double fraction_ns = (us - whole) * 1000.0;
+  int64_t rounded = static_cast<int64_t>(fraction_ns < 0 ? fraction_ns - 0.5 : fraction_ns + 0.5);
+  return static_cast<int64_t>(whole) * 1000 + rounded;
 }
+
+// A JSON number of microseconds to nanoseconds, exactly for integers. False for non-numbers.
+bool read_time_ns(simdjson::dom::element value, int64_t* ns);
 
 }  // namespace nanomx::trace

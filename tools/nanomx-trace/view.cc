@@ -26,7 +26,8 @@ class SectionWriter {
     while (bytes_.size() % 8) bytes_.push_back(0);
     size_t offset = bytes_.size();
     bytes_.resize(offset + values.size() * sizeof(T));
-    if (!values.empty()) std::memcpy(bytes_.data() + offset, values.data(), values.size() * sizeof(T));
+    if (!values.empty())
+      std::memcpy(bytes_.data() + offset, values.data(), values.size() * sizeof(T));
     if (!index_.empty()) index_ += ",";
     append_json_string(&index_, name);
     append_all(&index_, ":[", std::to_string(offset), ",", std::to_string(values.size()), ",\"",
@@ -244,12 +245,12 @@ ViewResult write_view(const std::string& input, const std::string& output, int l
   // The JSON part: names, rows, the aggregate table, and where each section lies.
   std::string meta = "{\"version\":1,\"source\":";
   append_json_string(&meta, std::filesystem::path(input).filename().string());
-  append_all(&meta, ",\"events\":", std::to_string(model.total_events), ",\"originNs\":",
-             std::to_string(origin), ",\"spanNs\":", std::to_string(model.max_ts_ns - origin),
-             ",\"truncatedBytes\":",
-             std::to_string(trace->truncated ? trace->ignored_bytes : 0), ",\"unmatchedEnds\":",
-             std::to_string(model.unmatched_ends), ",\"unclosedBegins\":",
-             std::to_string(model.unclosed_begins));
+  append_all(&meta, ",\"events\":", std::to_string(model.total_events),
+             ",\"originNs\":", std::to_string(origin),
+             ",\"spanNs\":", std::to_string(model.max_ts_ns - origin),
+             ",\"truncatedBytes\":", std::to_string(trace->truncated ? trace->ignored_bytes : 0),
+             ",\"unmatchedEnds\":", std::to_string(model.unmatched_ends),
+             ",\"unclosedBegins\":", std::to_string(model.unclosed_begins));
   meta += ",\"strings\":[";
   for (size_t i = 0; i < model.strings.size(); ++i) {
     if (i) meta += ',';
@@ -278,8 +279,8 @@ ViewResult write_view(const std::string& input, const std::string& output, int l
       const CounterSeries& series = model.counters[row.index];
       append_all(&meta, "{\"kind\":\"counter\",\"process\":", std::to_string(row.process),
                  ",\"name\":", std::to_string(series.name), ",\"cat\":", std::to_string(series.cat),
-                 ",\"first\":", std::to_string(counter_range[row.index].first), ",\"count\":",
-                 std::to_string(counter_range[row.index].second), "}");
+                 ",\"first\":", std::to_string(counter_range[row.index].first),
+                 ",\"count\":", std::to_string(counter_range[row.index].second), "}");
     } else {
       const Track& track = model.tracks[row.index];
       append_all(&meta, "{\"kind\":\"thread\",\"process\":", std::to_string(row.process),
@@ -287,13 +288,13 @@ ViewResult write_view(const std::string& input, const std::string& output, int l
       append_json_string(&meta, track.name);
       meta += ",\"tid\":";
       append_json_string(&meta, track.tid.text);
-      append_all(&meta, ",\"syncLanes\":", std::to_string(track.sync_lanes), ",\"asyncLanes\":",
-                 std::to_string(track.async_lanes), ",\"lanes\":[");
+      append_all(&meta, ",\"syncLanes\":", std::to_string(track.sync_lanes),
+                 ",\"asyncLanes\":", std::to_string(track.async_lanes), ",\"lanes\":[");
       const auto& lanes = lanes_of_row[r];
       for (size_t l = 0; l < lanes.size(); ++l) {
         if (l) meta += ',';
-        append_all(&meta, "[", std::to_string(lanes[l].first), ",",
-                   std::to_string(lanes[l].second), "]");
+        append_all(&meta, "[", std::to_string(lanes[l].first), ",", std::to_string(lanes[l].second),
+                   "]");
       }
       meta += "]}";
     }

@@ -8,8 +8,8 @@
 namespace nanomx::trace {
 
 struct ViewResult {
-  size_t events = 0;      // elements of the trace's events array
-  size_t rows = 0;        // timeline rows: threads that hold events, plus one per counter series
+  size_t events = 0;  // elements of the trace's events array
+  size_t rows = 0;    // timeline rows: threads that hold events, plus one per counter series
   size_t slices = 0;
   size_t page_bytes = 0;
   size_t input_bytes = 0;

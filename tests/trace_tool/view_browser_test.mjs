@@ -1,0 +1,171 @@
+// Opens a page made by `nanomx-trace view` in Debian's headless Chromium (driven by
+// playwright-core) and checks what a user would see. Fails on any console error, page error,
+// dialog or request that leaves the page.
+//
+// usage: node view_browser_test.mjs NANOMX_TRACE FIXTURE_DIR WORK_DIR
+import { createRequire } from 'node:module';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import zlib from 'node:zlib';
+import url from 'node:url';
+
+const here = path.dirname(url.fileURLToPath(import.meta.url));
+const require = createRequire(path.join(here, '../../tools/nanomx-trace/package.json'));
+let chromium;
+try {
+  ({ chromium } = require('playwright-core'));
+} catch (error) {
+  console.error('playwright-core is not installed: run scripts/setup (scripts/setup.d/trace-viewer.sh)');
+  process.exit(1);
+}
+
+const [tool, fixtureDir, workDir] = process.argv.slice(2);
+if (!tool || !fixtureDir || !workDir) {
+  console.error('usage: node view_browser_test.mjs NANOMX_TRACE FIXTURE_DIR WORK_DIR');
+  process.exit(2);
+}
+fs.mkdirSync(workDir, { recursive: true });
+
+const failures = [];
+function check(condition, message) {
+  if (!condition) failures.push(message);
+  console.log((condition ? 'ok    ' : 'FAIL  ') + message);
+}
+
+// A minimal PNG reader (8-bit RGB/RGBA, non-interlaced: what Chromium writes) for the blank check.
+function decodePng(buffer) {
+  let offset = 8;
+  let width = 0, height = 0, colorType = 0;
+  const idat = [];
+  while (offset < buffer.length) {
+    const length = buffer.readUInt32BE(offset);
+    const type = buffer.toString('ascii', offset + 4, offset + 8);
+    const data = buffer.subarray(offset + 8, offset + 8 + length);
+    if (type === 'IHDR') {
+      width = data.readUInt32BE(0);
+      height = data.readUInt32BE(4);
+      if (data[8] !== 8 || data[12] !== 0) throw new Error('unsupported PNG layout');
+      colorType = data[9];
+    } else if (type === 'IDAT') {
+      idat.push(data);
+    }
+    offset += 12 + length;
+  }
+  const bpp = colorType === 6 ? 4 : 3;
+  const raw = zlib.inflateSync(Buffer.concat(idat));
+  const stride = width * bpp;
+  const pixels = Buffer.alloc(stride * height);
+  for (let y = 0; y < height; y++) {
+    const filter = raw[y * (stride + 1)];
+    for (let x = 0; x < stride; x++) {
+      const value = raw[y * (stride + 1) + 1 + x];
+      const a = x >= bpp ? pixels[y * stride + x - bpp] : 0;
+      const b = y > 0 ? pixels[(y - 1) * stride + x] : 0;
+      const c = x >= bpp && y > 0 ? pixels[(y - 1) * stride + x - bpp] : 0;
+      let predicted = 0;
+      if (filter === 1) predicted = a;
+      else if (filter === 2) predicted = b;
+      else if (filter === 3) predicted = (a + b) >> 1;
+      else if (filter === 4) {
+        const p = a + b - c, pa = Math.abs(p - a), pb = Math.abs(p - b), pc = Math.abs(p - c);
+        predicted = pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
+      }
+      pixels[y * stride + x] = (value + predicted) & 255;
+    }
+  }
+  return { width, height, bpp, pixels };
+}
+
+const XSS_NAME = '<img src=x onerror=alert(1)>';
+const pagePath = path.join(workDir, 'view_browser_test.html');
+execFileSync(tool, ['view', path.join(fixtureDir, 'nanomx.json'), '-o', pagePath], { stdio: 'inherit' });
+
+const userDataDir = fs.mkdtempSync(path.join(workDir, 'chromium-profile-'));
+const browser = await chromium.launchPersistentContext(userDataDir, {
+  executablePath: '/usr/bin/chromium',
+  headless: true,
+  viewport: { width: 1280, height: 800 },
+  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+});
+const consoleErrors = [], dialogs = [], outside = [];
+try {
+  const page = browser.pages()[0] || await browser.newPage();
+  page.on('console', (message) => { if (message.type() === 'error') consoleErrors.push(message.text()); });
+  page.on('pageerror', (error) => consoleErrors.push('page error: ' + error.message));
+  page.on('dialog', (dialog) => { dialogs.push(dialog.message()); dialog.dismiss(); });
+  page.on('request', (request) => {
+    const u = request.url();
+    if (!u.startsWith('file:') && !u.startsWith('data:') && !u.startsWith('blob:')) outside.push(u);
+  });
+
+  await page.goto(url.pathToFileURL(pagePath).href);
+  await page.waitForSelector('#status[data-ready="1"]', { timeout: 30000 });
+  const status = await page.$eval('#status', (el) => ({ ...el.dataset, text: el.textContent }));
+  console.log('status: ' + status.text);
+  check(status.events === '21', 'page reports 21 events (got ' + status.events + ')');
+  check(status.rows === '6', 'page reports 6 rows (got ' + status.rows + ')');
+  check(status.slices === '6', 'page reports 6 slices (got ' + status.slices + ')');
+
+  // The operators table shows the same numbers as `nanomx-trace summary`.
+  const opsRows = await page.$$eval('#ops-table tbody tr', (trs) => trs.map((tr) => [...tr.children].map((td) => td.textContent)));
+  check(JSON.stringify(opsRows[0]) === JSON.stringify(['_random_uniform', '1', '1234.5670', '1234.5670', '1234.5670', '1234.5670']),
+    'operator table row 1 matches the summary: ' + JSON.stringify(opsRows[0]));
+  check(JSON.stringify(opsRows[1]) === JSON.stringify(['dot', '2', '0.1000', '0.0480', '0.0520', '0.0500']),
+    'operator table row 2 matches the summary: ' + JSON.stringify(opsRows[1]));
+  // Sorting by a column header.
+  await page.click('#ops-table th:nth-child(2)');
+  const sortedFirst = await page.$eval('#ops-table tbody tr td', (td) => td.textContent);
+  check(sortedFirst === 'dot', 'clicking "Total Count" sorts by count (first row ' + sortedFirst + ')');
+
+  // A slice named like markup is shown as text and runs nothing.
+  const eventOption = await page.$$eval('#ops-category option', (options) => options.find((o) => o.textContent.startsWith('event ')).value);
+  await page.selectOption('#ops-category', eventOption);
+  const xssCell = await page.$eval('#ops-table tbody tr td', (td) => td.textContent);
+  check(xssCell === XSS_NAME, 'the markup-like name is shown as text in the table');
+  await page.fill('#search', 'onerror');
+  await page.waitForFunction(() => document.getElementById('matches').dataset.count !== undefined);
+  await page.press('#search', 'Enter');
+  const detailName = await page.$eval('#details-table tr td:nth-child(2)', (td) => td.textContent);
+  check(detailName === XSS_NAME, 'search finds the slice and the details show its name as text');
+  const imgCount = await page.$$eval('img', (imgs) => imgs.length);
+  check(imgCount === 0, 'no <img> element was created (' + imgCount + ')');
+
+  // Interaction: reset, zoom and pan with the keyboard, then click the long slice.
+  await page.click('#timeline', { position: { x: 5, y: 5 } });
+  for (const key of ['0', 'w', 'w', 's', 'd', 'a', '0']) await page.keyboard.press(key);
+  await page.mouse.wheel(0, 200);
+  await page.keyboard.press('0');
+  await page.waitForTimeout(100);
+  // Rows from the top: axis 22 px, "cpu/0" header 20 px, then the worker thread's first lane.
+  await page.click('#timeline', { position: { x: 700, y: 22 + 20 + 9 } });
+  const clicked = await page.$eval('#details-table', (table) => table.textContent);
+  check(clicked.includes('_random_uniform') && clicked.includes('1.235 s'), 'a click on a slice shows its name and duration');
+
+  const shot = await page.screenshot({ path: path.join(workDir, 'view_browser_test.png') });
+  const image = decodePng(shot);
+  const colors = new Set();
+  let nonWhite = 0;
+  for (let i = 0; i < image.pixels.length; i += image.bpp) {
+    const r = image.pixels[i], g = image.pixels[i + 1], b = image.pixels[i + 2];
+    if (r < 245 || g < 245 || b < 245) nonWhite++;
+    colors.add((r << 16) | (g << 8) | b);
+  }
+  const share = nonWhite / (image.width * image.height);
+  check(share > 0.03 && colors.size > 20, 'screenshot is not blank (' + (share * 100).toFixed(1) + '% non-white, ' + colors.size + ' colours)');
+
+  await page.waitForTimeout(300);  // give a stray handler time to fire
+} finally {
+  await browser.close();
+  fs.rmSync(userDataDir, { recursive: true, force: true });
+}
+check(consoleErrors.length === 0, 'no console errors: ' + JSON.stringify(consoleErrors));
+check(dialogs.length === 0, 'no dialog opened: ' + JSON.stringify(dialogs));
+check(outside.length === 0, 'no request left the page: ' + JSON.stringify(outside));
+
+if (failures.length) {
+  console.error(failures.length + ' check(s) failed');
+  process.exit(1);
+}
+console.log('all checks passed');
