@@ -216,10 +216,10 @@ int create_object(const char* function, ProfileHandle domain, const char* name, 
 }  // namespace
 
 int MXProfileCreateTask(ProfileHandle domain, const char* task_name, ProfileHandle* out) {
-  check_not_null(domain, "MXProfileCreateTask", "domain");
   return create_object("MXProfileCreateTask", domain, task_name, "the task name", out,
                        HandleKind::kDuration,
                        [](ProfileObject* o, const prof::Domain* d, const std::string& n) {
+                         check_not_null(d, "MXProfileCreateTask", "domain");
                          o->duration = std::make_unique<prof::Task>(*d, n);
                        });
 }

@@ -101,6 +101,11 @@ void TraceWriter::close() {
 
 void TraceWriter::start_file(const std::string& path, DurationEvents durations) {
   close();
+  // Opened before anything is drained, so a bad path fails with the events still buffered.
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0)
+    fail("profiler: cannot open trace file '", path, "' for writing: ", std::strerror(errno));
+  fd_ = fd;
   path_ = path;
   durations_ = durations;
   write_header();
@@ -326,13 +331,6 @@ void TraceWriter::add(const Record& r, const Record* following, uint32_t extra, 
 
 void TraceWriter::flush(const std::string& other_data_fields) {
   NANOMX_CHECK(has_file()) << "profiler: no trace file to flush";
-  if (fd_ < 0) {
-    fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd_ < 0) {
-      fail("profiler: cannot open trace file '", path_, "' for writing: ", std::strerror(errno));
-    }
-    events_end_ = 0;
-  }
   std::string trailer =
       "\n],\"displayTimeUnit\":\"ms\",\"otherData\":{" + other_data_fields + "}}\n";
   uint64_t events_size = pending_.size();

@@ -21,7 +21,8 @@ namespace nanomx::profiler {
 class TraceWriter {
  public:
   ~TraceWriter();
-  // The next flush starts `path` afresh (truncating it). Closes the current file.
+  // Closes the current file and creates (truncates) `path`; throws nanomx::Error when it
+  // cannot be opened, leaving no file current.
   void start_file(const std::string& path, DurationEvents durations);
   bool has_file() const { return !path_.empty(); }
   void close();
@@ -30,8 +31,8 @@ class TraceWriter {
   // `extra` records of an operator's shape words.
   void add(const Record& record, const Record* following, uint32_t extra, uint32_t tid,
            const TickConverter& clock);
-  // Writes the pending text plus the closing part; opens (and truncates) the file first when
-  // this is its first flush. Throws nanomx::Error on an I/O failure.
+  // Writes the pending text plus the closing part. Throws nanomx::Error on an I/O failure
+  // (the pending text is kept).
   void flush(const std::string& other_data_fields);
   size_t pending_bytes() const { return pending_.size(); }
   uint64_t events_written() const { return events_written_; }

@@ -1,0 +1,306 @@
+// The C API of arrays and imperative operators (declared in nanomx/c_api_ndarray.h).
+#include "nanomx/c_api_ndarray.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "c_api/c_api_common.h"
+#include "nanomx/ndarray.h"
+#include "nanomx/ops.h"
+#include "ops/registry.h"
+
+using nanomx::NDArray;
+using nanomx::c_api::check_not_null;
+
+namespace {
+
+NDArray& array_of(NDArrayHandle handle, const char* function) {
+  check_not_null(handle, function, "array handle");
+  return *static_cast<NDArray*>(handle);
+}
+
+NDArrayHandle new_handle(NDArray array) { return new NDArray(std::move(array)); }
+
+thread_local std::vector<int> shape_buffer;
+thread_local std::vector<int64_t> shape64_buffer;
+thread_local std::string bytes_buffer;
+// Each function that returns a list keeps its own buffers (valid until its next call).
+thread_local std::vector<NDArrayHandle> load_handles;
+thread_local std::vector<std::string> load_names;
+thread_local std::vector<const char*> load_name_pointers;
+thread_local std::vector<std::string> op_names;
+thread_local std::vector<const char*> op_name_pointers;
+thread_local std::vector<NDArrayHandle> invoke_handles;
+
+}  // namespace
+
+int MXNDArrayCreateNone(NDArrayHandle* out) {
+  NANOMX_API_BEGIN(MXNDArrayCreateNone);
+  check_not_null(out, "MXNDArrayCreateNone", "out");
+  *out = new_handle(NDArray());
+  NANOMX_API_END();
+}
+
+int MXNDArrayCreateEx(const mx_uint* shape, mx_uint ndim, int dev_type, int dev_id,
+                      int /*delay_alloc*/, int dtype, NDArrayHandle* out) {
+  NANOMX_API_BEGIN(MXNDArrayCreateEx);
+  check_not_null(out, "MXNDArrayCreateEx", "out");
+  if (ndim > 0) check_not_null(shape, "MXNDArrayCreateEx", "shape");
+  NANOMX_CHECK(nanomx::dtype_valid(dtype))
+      << "MXNDArrayCreateEx: unsupported dtype " << dtype
+      << " (valid: 0 float32, 1 float64, 2 float16, 3 uint8, 4 int32, 5 int8, 6 int64)";
+  std::vector<int64_t> dims(shape, shape + ndim);
+  *out = new_handle(NDArray(nanomx::Shape(dims), nanomx::make_context(dev_type, dev_id),
+                            static_cast<nanomx::DType>(dtype)));
+  NANOMX_API_END();
+}
+
+int MXNDArrayFree(NDArrayHandle handle) {
+  NANOMX_API_BEGIN(MXNDArrayFree);
+  delete static_cast<NDArray*>(handle);
+  NANOMX_API_END();
+}
+
+int MXNDArrayGetShapeEx(NDArrayHandle handle, int* out_dim, const int** out_pdata) {
+  NANOMX_API_BEGIN(MXNDArrayGetShapeEx);
+  const NDArray& a = array_of(handle, "MXNDArrayGetShapeEx");
+  check_not_null(out_dim, "MXNDArrayGetShapeEx", "out_dim");
+  check_not_null(out_pdata, "MXNDArrayGetShapeEx", "out_pdata");
+  shape_buffer.clear();
+  for (int64_t d : a.shape().dims()) {
+    NANOMX_CHECK(d <= INT32_MAX) << "MXNDArrayGetShapeEx: dimension " << d
+                                 << " does not fit in int; use MXNDArrayGetShapeEx64";
+    shape_buffer.push_back(static_cast<int>(d));
+  }
+  *out_dim = a.is_none() ? 0 : a.shape().ndim();
+  *out_pdata = shape_buffer.data();
+  NANOMX_API_END();
+}
+
+int MXNDArrayGetShapeEx64(NDArrayHandle handle, int* out_dim, const int64_t** out_pdata) {
+  NANOMX_API_BEGIN(MXNDArrayGetShapeEx64);
+  const NDArray& a = array_of(handle, "MXNDArrayGetShapeEx64");
+  check_not_null(out_dim, "MXNDArrayGetShapeEx64", "out_dim");
+  check_not_null(out_pdata, "MXNDArrayGetShapeEx64", "out_pdata");
+  shape64_buffer = a.shape().dims();
+  *out_dim = a.is_none() ? 0 : a.shape().ndim();
+  *out_pdata = shape64_buffer.data();
+  NANOMX_API_END();
+}
+
+int MXNDArrayGetDType(NDArrayHandle handle, int* out_dtype) {
+  NANOMX_API_BEGIN(MXNDArrayGetDType);
+  const NDArray& a = array_of(handle, "MXNDArrayGetDType");
+  check_not_null(out_dtype, "MXNDArrayGetDType", "out_dtype");
+  *out_dtype = a.is_none() ? -1 : static_cast<int>(a.dtype());
+  NANOMX_API_END();
+}
+
+int MXNDArrayGetContext(NDArrayHandle handle, int* out_dev_type, int* out_dev_id) {
+  NANOMX_API_BEGIN(MXNDArrayGetContext);
+  const NDArray& a = array_of(handle, "MXNDArrayGetContext");
+  check_not_null(out_dev_type, "MXNDArrayGetContext", "out_dev_type");
+  check_not_null(out_dev_id, "MXNDArrayGetContext", "out_dev_id");
+  *out_dev_type = static_cast<int>(a.ctx().dev_type);
+  *out_dev_id = a.ctx().dev_id;
+  NANOMX_API_END();
+}
+
+int MXNDArraySyncCopyFromCPU(NDArrayHandle handle, const void* data, size_t size) {
+  NANOMX_API_BEGIN(MXNDArraySyncCopyFromCPU);
+  const NDArray& a = array_of(handle, "MXNDArraySyncCopyFromCPU");
+  NANOMX_CHECK(!a.is_none()) << "MXNDArraySyncCopyFromCPU: the array is none (no shape)";
+  NANOMX_CHECK(size == static_cast<size_t>(a.size()))
+      << "MXNDArraySyncCopyFromCPU: " << size << " elements given, the array of shape " << a.shape()
+      << " has " << a.size();
+  a.sync_copy_from_cpu(data, a.nbytes());
+  NANOMX_API_END();
+}
+
+int MXNDArraySyncCopyToCPU(NDArrayHandle handle, void* data, size_t size) {
+  NANOMX_API_BEGIN(MXNDArraySyncCopyToCPU);
+  const NDArray& a = array_of(handle, "MXNDArraySyncCopyToCPU");
+  NANOMX_CHECK(!a.is_none()) << "MXNDArraySyncCopyToCPU: the array is none (no shape)";
+  NANOMX_CHECK(size == static_cast<size_t>(a.size()))
+      << "MXNDArraySyncCopyToCPU: room for " << size << " elements given, the array of shape "
+      << a.shape() << " has " << a.size();
+  a.sync_copy_to_cpu(data, a.nbytes());
+  NANOMX_API_END();
+}
+
+int MXNDArrayWaitToRead(NDArrayHandle handle) {
+  NANOMX_API_BEGIN(MXNDArrayWaitToRead);
+  array_of(handle, "MXNDArrayWaitToRead").wait_to_read();
+  NANOMX_API_END();
+}
+
+int MXNDArrayWaitToWrite(NDArrayHandle handle) {
+  NANOMX_API_BEGIN(MXNDArrayWaitToWrite);
+  array_of(handle, "MXNDArrayWaitToWrite").wait_to_write();
+  NANOMX_API_END();
+}
+
+int MXNDArrayWaitAll() {
+  NANOMX_API_BEGIN(MXNDArrayWaitAll);
+  nanomx::engine::Engine::get().wait_all();
+  NANOMX_API_END();
+}
+
+int MXNDArraySlice(NDArrayHandle handle, mx_uint slice_begin, mx_uint slice_end,
+                   NDArrayHandle* out) {
+  NANOMX_API_BEGIN(MXNDArraySlice);
+  const NDArray& a = array_of(handle, "MXNDArraySlice");
+  check_not_null(out, "MXNDArraySlice", "out");
+  *out = new_handle(a.slice(slice_begin, slice_end));
+  NANOMX_API_END();
+}
+
+int MXNDArrayAt(NDArrayHandle handle, mx_uint idx, NDArrayHandle* out) {
+  NANOMX_API_BEGIN(MXNDArrayAt);
+  const NDArray& a = array_of(handle, "MXNDArrayAt");
+  check_not_null(out, "MXNDArrayAt", "out");
+  *out = new_handle(a.at(idx));
+  NANOMX_API_END();
+}
+
+int MXNDArrayReshape64(NDArrayHandle handle, int ndim, dim_t* dims, bool reverse,
+                       NDArrayHandle* out) {
+  NANOMX_API_BEGIN(MXNDArrayReshape64);
+  const NDArray& a = array_of(handle, "MXNDArrayReshape64");
+  check_not_null(out, "MXNDArrayReshape64", "out");
+  NANOMX_CHECK(ndim >= 0) << "MXNDArrayReshape64: negative ndim " << ndim;
+  if (ndim > 0) check_not_null(dims, "MXNDArrayReshape64", "dims");
+  const std::vector<int64_t> spec(dims, dims + ndim);
+  *out = new_handle(a.reshape(nanomx::ops::infer_reshape(spec, a.shape(), reverse)));
+  NANOMX_API_END();
+}
+
+int MXNDArraySave(const char* fname, mx_uint num_args, NDArrayHandle* args, const char** keys) {
+  NANOMX_API_BEGIN(MXNDArraySave);
+  check_not_null(fname, "MXNDArraySave", "fname");
+  if (num_args > 0) check_not_null(args, "MXNDArraySave", "args");
+  std::vector<NDArray> arrays;
+  std::vector<std::string> names;
+  for (mx_uint i = 0; i < num_args; ++i) {
+    arrays.push_back(array_of(args[i], "MXNDArraySave"));
+    if (keys != nullptr) {
+      check_not_null(keys[i], "MXNDArraySave", "key");
+      names.emplace_back(keys[i]);
+    }
+  }
+  nanomx::save_file(fname, arrays, names);
+  NANOMX_API_END();
+}
+
+int MXNDArrayLoad(const char* fname, mx_uint* out_size, NDArrayHandle** out_arr,
+                  mx_uint* out_name_size, const char*** out_names) {
+  NANOMX_API_BEGIN(MXNDArrayLoad);
+  check_not_null(fname, "MXNDArrayLoad", "fname");
+  check_not_null(out_size, "MXNDArrayLoad", "out_size");
+  check_not_null(out_arr, "MXNDArrayLoad", "out_arr");
+  check_not_null(out_name_size, "MXNDArrayLoad", "out_name_size");
+  check_not_null(out_names, "MXNDArrayLoad", "out_names");
+  nanomx::LoadedArrays loaded = nanomx::load_file(fname);
+  load_handles.clear();
+  for (NDArray& a : loaded.arrays) load_handles.push_back(new_handle(std::move(a)));
+  load_names = std::move(loaded.names);
+  load_name_pointers.clear();
+  for (const std::string& n : load_names) load_name_pointers.push_back(n.c_str());
+  *out_size = static_cast<mx_uint>(load_handles.size());
+  *out_arr = load_handles.data();
+  *out_name_size = static_cast<mx_uint>(load_name_pointers.size());
+  *out_names = load_name_pointers.data();
+  NANOMX_API_END();
+}
+
+int MXNDArraySaveRawBytes(NDArrayHandle handle, size_t* out_size, const char** out_buf) {
+  NANOMX_API_BEGIN(MXNDArraySaveRawBytes);
+  const NDArray& a = array_of(handle, "MXNDArraySaveRawBytes");
+  check_not_null(out_size, "MXNDArraySaveRawBytes", "out_size");
+  check_not_null(out_buf, "MXNDArraySaveRawBytes", "out_buf");
+  bytes_buffer.clear();
+  nanomx::save_blob(a, bytes_buffer);
+  *out_size = bytes_buffer.size();
+  *out_buf = bytes_buffer.data();
+  NANOMX_API_END();
+}
+
+int MXNDArrayLoadFromRawBytes(const void* buf, size_t size, NDArrayHandle* out) {
+  NANOMX_API_BEGIN(MXNDArrayLoadFromRawBytes);
+  check_not_null(out, "MXNDArrayLoadFromRawBytes", "out");
+  *out = new_handle(nanomx::load_blob(buf, size, "raw bytes"));
+  NANOMX_API_END();
+}
+
+int MXListAllOpNames(mx_uint* out_size, const char*** out_array) {
+  NANOMX_API_BEGIN(MXListAllOpNames);
+  check_not_null(out_size, "MXListAllOpNames", "out_size");
+  check_not_null(out_array, "MXListAllOpNames", "out_array");
+  op_names = nanomx::ops::list_op_names();
+  op_name_pointers.clear();
+  for (const std::string& n : op_names) op_name_pointers.push_back(n.c_str());
+  *out_size = static_cast<mx_uint>(op_name_pointers.size());
+  *out_array = op_name_pointers.data();
+  NANOMX_API_END();
+}
+
+int NNGetOpHandle(const char* op_name, OpHandle* op_out) {
+  NANOMX_API_BEGIN(NNGetOpHandle);
+  check_not_null(op_name, "NNGetOpHandle", "op_name");
+  check_not_null(op_out, "NNGetOpHandle", "op_out");
+  *op_out = const_cast<nanomx::ops::Op*>(&nanomx::ops::get_op(op_name));
+  NANOMX_API_END();
+}
+
+int MXImperativeInvoke(AtomicSymbolCreator creator, int num_inputs, NDArrayHandle* inputs,
+                       int* num_outputs, NDArrayHandle** outputs, int num_params,
+                       const char** param_keys, const char** param_vals) {
+  NANOMX_API_BEGIN(MXImperativeInvoke);
+  check_not_null(creator, "MXImperativeInvoke", "op handle");
+  check_not_null(num_outputs, "MXImperativeInvoke", "num_outputs");
+  check_not_null(outputs, "MXImperativeInvoke", "outputs");
+  NANOMX_CHECK(num_inputs >= 0 && num_params >= 0)
+      << "MXImperativeInvoke: negative num_inputs or num_params";
+  if (num_inputs > 0) check_not_null(inputs, "MXImperativeInvoke", "inputs");
+  if (num_params > 0) {
+    check_not_null(param_keys, "MXImperativeInvoke", "param_keys");
+    check_not_null(param_vals, "MXImperativeInvoke", "param_vals");
+  }
+  const auto& op = *static_cast<const nanomx::ops::Op*>(creator);
+  std::vector<NDArray> in;
+  for (int i = 0; i < num_inputs; ++i) in.push_back(array_of(inputs[i], "MXImperativeInvoke"));
+  nanomx::ops::Attrs attrs;
+  for (int i = 0; i < num_params; ++i) {
+    check_not_null(param_keys[i], "MXImperativeInvoke", "param key");
+    check_not_null(param_vals[i], "MXImperativeInvoke", "param value");
+    attrs.emplace_back(param_keys[i], param_vals[i]);
+  }
+  std::vector<NDArray> given;
+  if (*outputs != nullptr) {
+    for (int i = 0; i < *num_outputs; ++i) {
+      given.push_back(array_of((*outputs)[i], "MXImperativeInvoke"));
+    }
+  }
+  std::vector<NDArray> results = nanomx::ops::invoke(op, in, attrs, given);
+  if (*outputs == nullptr) {
+    invoke_handles.clear();
+    for (NDArray& r : results) invoke_handles.push_back(new_handle(std::move(r)));
+    *num_outputs = static_cast<int>(invoke_handles.size());
+    *outputs = invoke_handles.data();
+  }
+  NANOMX_API_END();
+}
+
+int MXRandomSeed(int seed) {
+  NANOMX_API_BEGIN(MXRandomSeed);
+  nanomx::ops::seed_random(static_cast<uint64_t>(static_cast<int64_t>(seed)));
+  NANOMX_API_END();
+}
+
+int MXGetGPUCount(int* out) {
+  NANOMX_API_BEGIN(MXGetGPUCount);
+  check_not_null(out, "MXGetGPUCount", "out");
+  *out = 0;
+  NANOMX_API_END();
+}

@@ -1,0 +1,51 @@
+// A child process for the crash and environment tests (profiler_crash_test.cc).
+//   profiler_child continuous FILE   records counters forever, prints "flushed N" after each
+//                                    dump(false) that holds every value up to N
+//   profiler_child record            records a counter and an operator, then exits normally
+//   profiler_child mode              prints the profiler's mode and state
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <thread>
+
+#include "nanomx/profiler.h"
+
+namespace prof = nanomx::profiler;
+
+int main(int argc, char** argv) {
+  std::string what = argc > 1 ? argv[1] : "";
+  if (what == "continuous" && argc > 2) {
+    // The continuous-dump thread flushes on its own while this thread also flushes and reports
+    // each flush; the parent kills the process at some point after a report.
+    prof::set_config({{"profile_all", "true"},
+                      {"filename", argv[2]},
+                      {"continuous_dump", "true"},
+                      {"dump_period", "0.2"}});
+    prof::set_state(prof::State::kRunning);
+    prof::Domain domain("Crash");
+    prof::Counter counter(domain, "progress");
+    for (uint64_t i = 0;; ++i) {
+      counter.set_value(i);
+      if (i % 500 == 499) {
+        prof::dump(false);
+        std::printf("flushed %llu\n", static_cast<unsigned long long>(i));
+        std::fflush(stdout);
+        std::this_thread::sleep_for(std::chrono::microseconds(500));
+      }
+    }
+  }
+  if (what == "record") {
+    prof::Domain domain("Child");
+    prof::Counter(domain, "child counter").set_value(3);
+    uint64_t t = prof::now_ticks();
+    if (prof::active(prof::kImperative))
+      prof::record_operator(prof::intern("child_op"), 0, t, prof::now_ticks());
+    return 0;
+  }
+  if (what == "mode") {
+    std::printf("%u %d\n", prof::mode(), static_cast<int>(prof::state()));
+    return 0;
+  }
+  std::fprintf(stderr, "usage: profiler_child continuous FILE | record | mode\n");
+  return 2;
+}

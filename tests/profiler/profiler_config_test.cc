@@ -1,0 +1,160 @@
+// Configuration parsing: mode mapping, value parsing and every error message (spec §2.2-§2.3,
+// with DESIGN.md's departure for the mode flags).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "nanomx/error.h"
+#include "nanomx/profiler.h"
+
+namespace prof = nanomx::profiler;
+using ::testing::HasSubstr;
+
+namespace {
+
+std::string error_of(const prof::KeyValues& kv) {
+  try {
+    prof::parse_config(kv);
+  } catch (const nanomx::Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(ProfilerConfig, NoModeFlagGivesDefaultMode13) {
+  EXPECT_EQ(prof::parse_config({}).mode, 13u);
+  EXPECT_EQ(prof::parse_config({{"filename", "x.json"}}).mode, 13u);
+}
+
+TEST(ProfilerConfig, ModeIsTheOrOfFlagsPassedTrue) {
+  EXPECT_EQ(prof::parse_config({{"profile_symbolic", "True"}}).mode, 1u);
+  EXPECT_EQ(prof::parse_config({{"profile_imperative", "true"}}).mode, 2u);
+  EXPECT_EQ(prof::parse_config({{"profile_api", "1"}}).mode, 4u);
+  EXPECT_EQ(prof::parse_config({{"profile_memory", "TRUE"}}).mode, 8u);
+  EXPECT_EQ(prof::parse_config({{"profile_symbolic", "true"}, {"profile_api", "true"}}).mode, 5u);
+  EXPECT_EQ(prof::parse_config({{"profile_imperative", "true"}, {"profile_memory", "false"}}).mode,
+            2u);
+}
+
+TEST(ProfilerConfig, AllFourFalseGivesZero) {
+  EXPECT_EQ(prof::parse_config({{"profile_symbolic", "False"},
+                                {"profile_imperative", "False"},
+                                {"profile_memory", "0"},
+                                {"profile_api", "false"}})
+                .mode,
+            0u);
+}
+
+TEST(ProfilerConfig, ProfileAllOverridesEverything) {
+  EXPECT_EQ(prof::parse_config({{"profile_all", "True"}}).mode, 15u);
+  EXPECT_EQ(prof::parse_config({{"profile_symbolic", "False"}, {"profile_all", "true"}}).mode, 15u);
+  EXPECT_EQ(prof::parse_config({{"profile_all", "false"}}).mode, 0u);
+}
+
+TEST(ProfilerConfig, DefaultsOfTheOtherKeys) {
+  prof::Config c = prof::parse_config({});
+  EXPECT_EQ(c.filename, "profile.json");
+  EXPECT_TRUE(c.continuous_dump);
+  EXPECT_DOUBLE_EQ(c.dump_period_seconds, 1.0);
+  EXPECT_FALSE(c.aggregate_stats);
+  EXPECT_EQ(c.profile_process, prof::ProfileProcess::kWorker);
+  EXPECT_EQ(c.gpu_memory_profile_filename_prefix, "gpu_memory_profile");
+  EXPECT_EQ(c.max_buffer_bytes, 0u);
+  EXPECT_EQ(c.duration_events, prof::DurationEvents::kBeginEnd);
+}
+
+TEST(ProfilerConfig, AllElevenMxnetKeysAreAccepted) {
+  prof::Config c = prof::parse_config({{"profile_all", "False"},
+                                       {"profile_symbolic", "True"},
+                                       {"profile_imperative", "False"},
+                                       {"profile_memory", "False"},
+                                       {"profile_api", "True"},
+                                       {"filename", "t.json"},
+                                       {"continuous_dump", "False"},
+                                       {"dump_period", "0.25"},
+                                       {"aggregate_stats", "True"},
+                                       {"profile_process", "server"},
+                                       {"gpu_memory_profile_filename_prefix", "gpu"}});
+  EXPECT_EQ(c.mode, 5u);
+  EXPECT_EQ(c.filename, "t.json");
+  EXPECT_FALSE(c.continuous_dump);
+  EXPECT_DOUBLE_EQ(c.dump_period_seconds, 0.25);
+  EXPECT_TRUE(c.aggregate_stats);
+  EXPECT_EQ(c.profile_process, prof::ProfileProcess::kServer);
+  EXPECT_EQ(c.gpu_memory_profile_filename_prefix, "gpu");
+}
+
+TEST(ProfilerConfig, NanomxKeys) {
+  prof::Config c = prof::parse_config({{"max_buffer_mb", "3"}, {"duration_events", "complete"}});
+  EXPECT_EQ(c.max_buffer_bytes, 3u << 20);
+  EXPECT_EQ(c.duration_events, prof::DurationEvents::kComplete);
+  EXPECT_THAT(error_of({{"max_buffer_mb", "-1"}}), HasSubstr("max_buffer_mb"));
+  EXPECT_THAT(error_of({{"duration_events", "x"}}),
+              HasSubstr("valid values are: {'begin_end', 'complete'}"));
+}
+
+TEST(ProfilerConfig, HiddenDunderKeysAreIgnored) {
+  EXPECT_EQ(prof::parse_config({{"__hidden__", "whatever"}}).mode, 13u);
+  EXPECT_NE(error_of({{"____", "x"}}), "");  // too short to be a hidden key
+}
+
+TEST(ProfilerConfig, UnknownKeyNamesTheKeyAndTheValidKeys) {
+  std::string e = error_of({{"profile_everything", "True"}});
+  EXPECT_THAT(e, HasSubstr("Cannot find argument 'profile_everything', Possible Arguments:\n"
+                           "----------------\n"));
+  for (const auto& key : prof::config_keys()) EXPECT_THAT(e, HasSubstr(key + " : "));
+}
+
+TEST(ProfilerConfig, BadBoolNamesKeyValueAndChoices) {
+  EXPECT_EQ(error_of({{"profile_api", "yes"}}),
+            "Invalid Parameter format for profile_api expect boolean but value='yes' (valid: "
+            "true, false, 1, 0, in any case)");
+  EXPECT_THAT(error_of({{"aggregate_stats", ""}}), HasSubstr("aggregate_stats"));
+}
+
+TEST(ProfilerConfig, BadFloat) {
+  EXPECT_EQ(error_of({{"dump_period", "soon"}}),
+            "Invalid Parameter format for dump_period expect float but value='soon'");
+  EXPECT_THAT(error_of({{"dump_period", "1.5s"}}),
+              HasSubstr("Some trailing characters could not be parsed: 's'"));
+}
+
+TEST(ProfilerConfig, BadEnum) {
+  EXPECT_THAT(error_of({{"profile_process", "client"}}),
+              HasSubstr("Invalid Input: 'client', valid values are: {'server', 'worker'}"));
+}
+
+TEST(ProfilerConfig, ContinuousDumpNeedsPositivePeriod) {
+  EXPECT_THAT(error_of({{"dump_period", "0"}}),
+              HasSubstr("Check failed: !continuous_dump || dump_period > 0"));
+  EXPECT_EQ(error_of({{"dump_period", "0"}, {"continuous_dump", "false"}}), "");
+}
+
+TEST(ProfilerConfig, EmptyFilenameIsRefused) {
+  EXPECT_THAT(error_of({{"filename", ""}}), HasSubstr("filename"));
+}
+
+TEST(ProfilerConfig, ABadCallChangesNothing) {
+  prof::set_config({{"profile_imperative", "true"}, {"filename", "kept.json"}});
+  EXPECT_THROW(prof::set_config({{"filename", "other.json"}, {"profile_api", "maybe"}}),
+               nanomx::Error);
+  EXPECT_EQ(prof::mode(), 2u);
+  EXPECT_EQ(prof::current_config().filename, "kept.json");
+}
+
+TEST(ProfilerConfig, MarkerScopes) {
+  EXPECT_EQ(prof::parse_marker_scope("global"), prof::MarkerScope::kGlobal);
+  EXPECT_EQ(prof::parse_marker_scope("process"), prof::MarkerScope::kProcess);
+  EXPECT_EQ(prof::parse_marker_scope("thread"), prof::MarkerScope::kThread);
+  EXPECT_EQ(prof::parse_marker_scope("task"), prof::MarkerScope::kTask);
+  EXPECT_EQ(prof::parse_marker_scope("marker"), prof::MarkerScope::kMarker);
+  try {
+    prof::parse_marker_scope("galaxy");
+    FAIL();
+  } catch (const nanomx::Error& e) {
+    EXPECT_STREQ(e.what(),
+                 "Invalid Input: 'galaxy', valid values are: {'global', 'marker', 'process', "
+                 "'task', 'thread'}");
+  }
+}
+
+}  // namespace

@@ -1,0 +1,349 @@
+// The trace file: layout, phases per record kind, metadata, escaping, several files per process,
+// continuous growth, the memory bound (spec §5, docs/trace-format.md).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <set>
+#include <thread>
+
+#include "nanomx/error.h"
+#include "nanomx/profiler.h"
+#include "trace_file.h"
+
+namespace prof = nanomx::profiler;
+using nanomx::testing::events_named;
+using nanomx::testing::json;
+using nanomx::testing::read_trace;
+
+namespace {
+
+void configure(const std::string& file, prof::KeyValues extra = {}) {
+  prof::KeyValues kv = {{"profile_all", "true"}, {"filename", file}, {"continuous_dump", "false"}};
+  kv.insert(kv.end(), extra.begin(), extra.end());
+  prof::set_config(kv);
+}
+
+void record_one_operator(const char* name, int slot, uint64_t flow = 0) {
+  int64_t a[2] = {4, 8}, b[1] = {8};
+  prof::ShapeView inputs[2] = {{a, 2}, {b, 1}};
+  prof::ShapeView outputs[1] = {{b, 1}};
+  uint64_t begin = prof::now_ticks();
+  prof::record_operator(prof::intern(name), slot, begin, prof::now_ticks() + 1000,
+                        {inputs, outputs}, flow);
+}
+
+TEST(Trace, FileIsAnObjectWithDeviceMetadataAndMsUnit) {
+  configure("layout.json");
+  prof::set_state(prof::State::kRunning);
+  prof::dump(true);
+  json t = read_trace("layout.json");
+  EXPECT_EQ(t["displayTimeUnit"], "ms");
+  int cpus = static_cast<int>(std::thread::hardware_concurrency());
+  for (int i = 0; i < cpus; ++i)
+    EXPECT_EQ(nanomx::testing::process_name(t, i), "cpu/" + std::to_string(i));
+  EXPECT_EQ(nanomx::testing::process_name(t, cpus), "cpu pinned/");
+  EXPECT_EQ(nanomx::testing::process_name(t, cpus + 1), "cpu shared/");
+  // The anchor nanomx-trace merge uses.
+  EXPECT_GT(t["otherData"]["time_zero_unix_ns"].get<uint64_t>(), 1600000000000000000ull);
+  EXPECT_TRUE(t["otherData"].contains("time_zero_monotonic_ns"));
+  EXPECT_EQ(t["otherData"]["dropped_events"], 0);
+}
+
+TEST(Trace, PhasesPerRecordKind) {
+  configure("phases.json");
+  prof::set_state(prof::State::kRunning);
+  prof::Domain d("Dom");
+  prof::Task task(d, "a task");
+  task.start();
+  prof::Frame frame(d, "a frame");
+  frame.start();
+  prof::Event event("an event");
+  event.start();
+  prof::Counter counter(d, "a counter");
+  counter.set_value(42);
+  prof::Marker(d, "a marker").mark(prof::MarkerScope::kGlobal);
+  prof::Marker(d, "thread marker").mark(prof::MarkerScope::kThread);
+  prof::Marker(d, "task marker").mark(prof::MarkerScope::kTask);
+  record_one_operator("dot", 0);
+  event.stop();
+  frame.stop();
+  task.stop();
+  prof::set_state(prof::State::kStopped);
+  prof::dump(true);
+  json t = read_trace("phases.json");
+
+  auto phases = [&](const std::string& name) {
+    std::string p;
+    for (const auto& e : events_named(t, name)) p += e["ph"].get<std::string>();
+    return p;
+  };
+  EXPECT_EQ(phases("a task"), "be");
+  EXPECT_EQ(phases("a frame"), "be");  // drawn as a slice, unlike MXNet's ( )
+  EXPECT_EQ(phases("an event"), "BE");
+  EXPECT_EQ(phases("a counter"), "C");
+  EXPECT_EQ(phases("a marker"), "n");
+  EXPECT_EQ(phases("dot"), "BE");
+
+  json task_begin = events_named(t, "a task")[0];
+  EXPECT_EQ(task_begin["cat"], "Dom");
+  EXPECT_EQ(task_begin["id"], task_begin["tid"]);  // MXNet: task id = thread id
+  EXPECT_EQ(events_named(t, "a frame")[0]["cat"], "Dom,frame");
+  EXPECT_EQ(events_named(t, "an event")[0]["cat"], "event");
+  json c = events_named(t, "a counter")[0];
+  EXPECT_EQ(c["cat"], "Dom");
+  EXPECT_EQ(c["args"]["a counter"], 42);  // the args key is the counter's name
+  EXPECT_EQ(events_named(t, "a marker")[0]["cat"], "Dom,instant_marker");
+  EXPECT_EQ(events_named(t, "a marker")[0]["s"], "g");
+  EXPECT_EQ(events_named(t, "thread marker")[0]["s"], "t");
+  EXPECT_EQ(events_named(t, "task marker")[0]["s"], "p");
+
+  json op = events_named(t, "dot")[0];
+  EXPECT_EQ(op["cat"], "operator");
+  EXPECT_EQ(op["pid"], 0);
+  EXPECT_EQ(op["args"]["inputs"], json::parse("[[4,8],[8]]"));
+  EXPECT_EQ(op["args"]["outputs"], json::parse("[[8]]"));
+  // Nested as recorded: the event encloses the operator.
+  EXPECT_LE(events_named(t, "an event")[0]["ts"].get<double>(), op["ts"].get<double>());
+}
+
+TEST(Trace, CustomOperatorSubOpsGoToTheirCategory) {
+  configure("custom.json");
+  prof::set_state(prof::State::kRunning);
+  record_one_operator("MySigmoid::_zeros", 0);
+  prof::dump(true);
+  EXPECT_EQ(events_named(read_trace("custom.json"), "MySigmoid::_zeros")[0]["cat"],
+            "Custom Operator");
+}
+
+TEST(Trace, CompleteDurationsOption) {
+  configure("complete.json", {{"duration_events", "complete"}});
+  prof::set_state(prof::State::kRunning);
+  record_one_operator("dot", 0);
+  prof::dump(true);
+  auto ev = events_named(read_trace("complete.json"), "dot");
+  ASSERT_EQ(ev.size(), 1u);
+  EXPECT_EQ(ev[0]["ph"], "X");
+  EXPECT_GT(ev[0]["dur"].get<double>(), 0);
+}
+
+TEST(Trace, EveryPidAndThreadHasMetadataAndThreadsAreNamed) {
+  configure("threads.json");
+  prof::set_state(prof::State::kRunning);
+  std::thread worker([] {
+    prof::set_thread_name("cpu/0 worker 7");
+    record_one_operator("relu", 0);
+  });
+  worker.join();
+  prof::Domain d("D");
+  prof::Counter(d, "c").set_value(1);
+  prof::dump(true);
+  json t = read_trace("threads.json");
+  std::set<std::pair<int64_t, int64_t>> used;
+  for (const auto& e : t["traceEvents"])
+    if (e["ph"] != "M") used.insert({e["pid"].get<int64_t>(), e["tid"].get<int64_t>()});
+  for (auto [pid, tid] : used) {
+    EXPECT_NE(nanomx::testing::process_name(t, pid), "") << pid;
+    EXPECT_NE(nanomx::testing::thread_name(t, pid, tid), "") << pid << "/" << tid;
+  }
+  json relu = events_named(t, "relu")[0];
+  EXPECT_EQ(nanomx::testing::thread_name(t, relu["pid"], relu["tid"]), "cpu/0 worker 7");
+  json c = events_named(t, "c")[0];
+  EXPECT_EQ(nanomx::testing::thread_name(t, c["pid"], c["tid"]), "main");
+}
+
+TEST(Trace, NamesAreJsonEscapedAndInvalidUtf8Replaced) {
+  configure("escape.json");
+  prof::set_state(prof::State::kRunning);
+  std::string nasty = "quote\" back\\slash\nnewline \x01 bad\xff utf8 \xc3\xa9";
+  prof::Domain d("dom \"x\"");
+  prof::Counter(d, nasty).set_value(3);
+  prof::dump(true);
+  json t = read_trace("escape.json");
+  auto ev = events_named(t, "quote\" back\\slash\nnewline \x01 bad\xef\xbf\xbd utf8 \xc3\xa9");
+  ASSERT_EQ(ev.size(), 1u);
+  EXPECT_EQ(ev[0]["cat"], "dom \"x\"");
+}
+
+TEST(Trace, TimestampsAreMicrosecondsWithNanosecondFractions) {
+  configure("ts.json");
+  prof::set_state(prof::State::kRunning);
+  prof::Event e("short");
+  e.start();
+  std::this_thread::sleep_for(std::chrono::milliseconds(3));
+  e.stop();
+  prof::dump(true);
+  std::string text = nanomx::testing::read_text("ts.json");
+  json t = json::parse(text);
+  auto ev = events_named(t, "short");
+  double duration_us = ev[1]["ts"].get<double>() - ev[0]["ts"].get<double>();
+  EXPECT_GT(duration_us, 2900);
+  EXPECT_LT(duration_us, 1e6);
+  // Three decimals: "ts":<digits>.<3 digits>
+  size_t at = text.find("\"name\":\"short\"");
+  size_t ts = text.find("\"ts\":", at);
+  size_t dot = text.find('.', ts);
+  size_t end = text.find_first_of(",}", ts);
+  EXPECT_EQ(end - dot, 4u) << text.substr(ts, end - ts);
+}
+
+TEST(Trace, TwoFilesInOneProcessAreBothValidWithTheirOwnHeaders) {
+  prof::Domain d("D");
+  prof::Counter c(d, "c");
+  configure("first.json");
+  prof::set_state(prof::State::kRunning);
+  c.set_value(1);
+  prof::dump(true);
+  configure("second.json");
+  prof::set_state(prof::State::kRunning);
+  c.set_value(2);
+  prof::dump(true);
+  json first = read_trace("first.json"), second = read_trace("second.json");
+  ASSERT_EQ(events_named(first, "c").size(), 1u);
+  ASSERT_EQ(events_named(second, "c").size(), 1u);
+  EXPECT_EQ(events_named(second, "c")[0]["args"]["c"], 2);
+  for (const json* t : {&first, &second}) {
+    EXPECT_EQ(nanomx::testing::process_name(*t, 0), "cpu/0");
+    json ev = events_named(*t, "c")[0];
+    EXPECT_EQ(nanomx::testing::process_name(*t, ev["pid"]), "D");
+  }
+}
+
+TEST(Trace, SameFileAgainAfterFinishedDumpIsRewrittenWhole) {
+  prof::Domain d("D");
+  prof::Counter c(d, "c");
+  configure("again.json");
+  prof::set_state(prof::State::kRunning);
+  c.set_value(1);
+  prof::dump(true);
+  prof::set_state(prof::State::kRunning);
+  c.set_value(2);
+  prof::dump(true);
+  auto ev = events_named(read_trace("again.json"), "c");
+  ASSERT_EQ(ev.size(), 1u);
+  EXPECT_EQ(ev[0]["args"]["c"], 2);
+}
+
+TEST(Trace, ContinuousDumpFileIsValidAfterEveryFlushAndOnlyGrows) {
+  prof::set_config({{"profile_all", "true"},
+                    {"filename", "continuous.json"},
+                    {"continuous_dump", "true"},
+                    {"dump_period", "100"}});
+  prof::set_state(prof::State::kRunning);
+  prof::Domain d("D");
+  prof::Marker marker(d, "StartIteration");
+  size_t last_size = 0;
+  for (int i = 0; i < 5; ++i) {
+    marker.mark();
+    prof::dump(false);
+    std::string text = nanomx::testing::read_text("continuous.json");
+    EXPECT_GE(text.size(), last_size);
+    last_size = text.size();
+    json t = json::parse(text);  // valid after each flush
+    EXPECT_EQ(events_named(t, "StartIteration").size(), static_cast<size_t>(i + 1));
+  }
+  prof::dump(true);
+  EXPECT_EQ(events_named(read_trace("continuous.json"), "StartIteration").size(), 5u);
+}
+
+TEST(Trace, ConfigDeletesTheTargetFile) {
+  { std::ofstream("stale.json") << "old"; }
+  configure("stale.json");
+  EXPECT_NE(access("stale.json", F_OK), 0);
+}
+
+TEST(Trace, UnwritableFileGivesAClearErrorAndKeepsTheEvents) {
+  configure("/nonexistent-dir/x.json");
+  prof::set_state(prof::State::kRunning);
+  prof::Domain d("D");
+  prof::Counter(d, "kept").set_value(9);
+  try {
+    prof::dump(true);
+    FAIL() << "expected an error";
+  } catch (const nanomx::Error& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("cannot open trace file '/nonexistent-dir/x.json'"));
+  }
+  configure("recovered.json");
+  prof::set_state(prof::State::kRunning);
+  prof::dump(true);
+  EXPECT_EQ(events_named(read_trace("recovered.json"), "kept").size(), 1u);
+}
+
+TEST(Trace, MemoryBoundDropsAndCountsInsteadOfGrowing) {
+  configure("bounded.json", {{"max_buffer_mb", "1"}});
+  prof::set_state(prof::State::kRunning);
+  prof::Domain d("D");
+  prof::Counter c(d, "c");
+  const int total = 200000;  // 6.4 MB of records for a 1 MB bound
+  for (int i = 0; i < total; ++i) c.set_value(static_cast<uint64_t>(i));
+  uint64_t dropped = prof::dropped_events();
+  EXPECT_GT(dropped, 0u);
+  prof::dump(true);
+  json t = read_trace("bounded.json");
+  auto kept = events_named(t, "c");
+  EXPECT_EQ(kept.size() + dropped, static_cast<size_t>(total));
+  EXPECT_EQ(t["otherData"]["dropped_events"].get<uint64_t>(), dropped);
+  // The oldest events are kept, in order.
+  for (size_t i = 0; i < kept.size(); ++i) ASSERT_EQ(kept[i]["args"]["c"], i);
+}
+
+TEST(Trace, FlowLinksThePushToTheOperator) {
+  configure("flow.json");
+  prof::set_state(prof::State::kRunning);
+  uint64_t id = prof::flow_start(prof::intern("operator"), prof::kImperative);
+  ASSERT_NE(id, 0u);
+  std::thread worker([&] { record_one_operator("dot", 0, id); });
+  worker.join();
+  prof::dump(true);
+  json t = read_trace("flow.json");
+  int starts = 0, finishes = 0;
+  for (const auto& e : t["traceEvents"]) {
+    if (!e.contains("id") || e["id"] != id) continue;
+    if (e["ph"] == "s") ++starts;
+    if (e["ph"] == "f") {
+      ++finishes;
+      EXPECT_EQ(e["bp"], "e");
+      EXPECT_EQ(e["pid"], 0);
+      EXPECT_EQ(e["tid"], events_named(t, "dot")[0]["tid"]);
+    }
+  }
+  EXPECT_EQ(starts, 1);
+  EXPECT_EQ(finishes, 1);
+}
+
+TEST(Trace, MemoryCountersPerDeviceWithPeak) {
+  configure("memory.json");
+  prof::set_state(prof::State::kRunning);
+  int slot = prof::device_slot(prof::DeviceType::kCPU, 0);
+  uint64_t base = prof::memory_in_use(slot);
+  prof::memory_alloc(slot, 1000);
+  prof::memory_alloc(slot, 500);
+  prof::memory_free(slot, 1000);
+  prof::memory_free(slot, 500);
+  EXPECT_EQ(prof::memory_in_use(slot), base);
+  EXPECT_GE(prof::memory_peak(slot), base + 1500);
+  prof::dump(true);
+  json t = read_trace("memory.json");
+  std::vector<uint64_t> values;
+  for (const auto& e : events_named(t, "Memory: cpu/0")) {
+    EXPECT_EQ(e["cat"], "Device Storage");
+    values.push_back(e["args"]["Memory: cpu/0"]);
+  }
+  EXPECT_EQ(values, (std::vector<uint64_t>{base + 1000, base + 1500, base + 500, base}));
+  EXPECT_GE(t["otherData"]["memory_peak_bytes"]["cpu/0"].get<uint64_t>(), base + 1500);
+}
+
+TEST(Trace, DeviceSlots) {
+  int cpus = static_cast<int>(std::thread::hardware_concurrency());
+  EXPECT_EQ(prof::device_slot(prof::DeviceType::kCPU, 0), 0);
+  EXPECT_EQ(prof::device_slot(prof::DeviceType::kCPUPinned, 0), cpus);
+  EXPECT_EQ(prof::device_slot(prof::DeviceType::kCPUShared, 0), cpus + 1);
+  EXPECT_THROW(prof::device_slot(prof::DeviceType::kCPU, cpus), nanomx::Error);
+  EXPECT_THROW(prof::device_slot(prof::DeviceType::kGPU, 0), nanomx::Error);
+  prof::set_gpu_slot_count(2);
+  EXPECT_EQ(prof::device_slot(prof::DeviceType::kGPU, 1), cpus + 1);
+  EXPECT_EQ(prof::device_slot_name(cpus + 1), "gpu/1");
+  EXPECT_EQ(prof::device_slot_name(cpus + 2), "cpu pinned/");
+}
+
+}  // namespace
