@@ -81,6 +81,9 @@ void register_random_ops(Registry& r);
 
 // Shared helpers for kernels.
 std::string shape_list(const std::vector<NDArray>& in);
+// MXNet's Reshape shape inference (codes 0, -1, -2, -3, -4; `reverse` matches from the right).
+// Throws naming both shapes.
+Shape infer_reshape(const std::vector<int64_t>& spec, const Shape& src, bool reverse);
 // Context attribute "cpu(0)" style (absent: cpu(0)).
 Context parse_ctx(const Params& p);
 

@@ -7,6 +7,75 @@
 #include "ops/registry.h"
 
 namespace nanomx::ops {
+// MXNet's Reshape codes: 0 copy a dim, -1 infer, -2 copy the rest, -3 merge two, -4 split one.
+Shape infer_reshape(const std::vector<int64_t>& spec_in, const Shape& src_shape, bool reverse) {
+  std::vector<int64_t> spec = spec_in, src = src_shape.dims();
+  if (reverse) {
+    std::reverse(spec.begin(), spec.end());
+    std::reverse(src.begin(), src.end());
+  }
+  auto fail = [&](const std::string& why) {
+    NANOMX_THROW() << "Reshape: cannot reshape 'data' of shape " << src_shape << " with shape "
+                   << Shape(spec_in) << ": " << why;
+  };
+  std::vector<int64_t> out;
+  int infer = -1;
+  size_t i = 0;
+  auto next_src = [&]() -> int64_t {
+    if (i >= src.size()) fail("more input dimensions referenced than exist");
+    return src[i++];
+  };
+  for (size_t j = 0; j < spec.size(); ++j) {
+    const int64_t v = spec[j];
+    if (v > 0) {
+      out.push_back(v);
+      ++i;
+    } else if (v == 0) {
+      out.push_back(next_src());
+    } else if (v == -1) {
+      if (infer >= 0) fail("more than one -1");
+      infer = static_cast<int>(out.size());
+      out.push_back(1);
+      ++i;
+    } else if (v == -2) {
+      while (i < src.size()) out.push_back(src[i++]);
+    } else if (v == -3) {
+      const int64_t a = next_src();
+      out.push_back(a * next_src());
+    } else if (v == -4) {
+      if (j + 2 >= spec.size()) fail("-4 needs two following values");
+      const int64_t d = next_src();
+      int64_t d1 = spec[j + 1], d2 = spec[j + 2];
+      j += 2;
+      if (reverse) std::swap(d1, d2);
+      if (d1 == -1 && d2 > 0) d1 = d % d2 == 0 ? d / d2 : -2;
+      if (d2 == -1 && d1 > 0) d2 = d % d1 == 0 ? d / d1 : -2;
+      if (d1 < 0 || d2 < 0 || d1 * d2 != d) fail("-4 split does not match the dimension");
+      if (reverse) std::swap(d1, d2);
+      out.push_back(d1);
+      out.push_back(d2);
+    } else {
+      fail("invalid value " + std::to_string(v));
+    }
+  }
+  if (infer >= 0) {
+    int64_t known = 1;
+    for (size_t k = 0; k < out.size(); ++k) {
+      if (static_cast<int>(k) != infer) known *= out[k];
+    }
+    const int64_t total = src_shape.size();
+    if (known == 0 || total % known != 0) fail("the size cannot be inferred");
+    out[static_cast<size_t>(infer)] = total / known;
+  }
+  if (reverse) std::reverse(out.begin(), out.end());
+  Shape result(out);
+  if (result.size() != src_shape.size()) {
+    fail("the result " + result.str() + " has " + std::to_string(result.size()) +
+         " elements, not " + std::to_string(src_shape.size()));
+  }
+  return result;
+}
+
 namespace {
 
 using cpu::for_each_row;
@@ -278,75 +347,6 @@ Plan plan_reverse(const Params& p, const std::vector<NDArray>& in, const NDArray
     gather(in[0], strides, base, out);
   };
   return plan;
-}
-
-// MXNet's Reshape codes: 0 copy a dim, -1 infer, -2 copy the rest, -3 merge two, -4 split one.
-Shape infer_reshape(const std::vector<int64_t>& spec_in, const Shape& src_shape, bool reverse) {
-  std::vector<int64_t> spec = spec_in, src = src_shape.dims();
-  if (reverse) {
-    std::reverse(spec.begin(), spec.end());
-    std::reverse(src.begin(), src.end());
-  }
-  auto fail = [&](const std::string& why) {
-    NANOMX_THROW() << "Reshape: cannot reshape 'data' of shape " << src_shape << " with shape "
-                   << Shape(spec_in) << ": " << why;
-  };
-  std::vector<int64_t> out;
-  int infer = -1;
-  size_t i = 0;
-  auto next_src = [&]() -> int64_t {
-    if (i >= src.size()) fail("more input dimensions referenced than exist");
-    return src[i++];
-  };
-  for (size_t j = 0; j < spec.size(); ++j) {
-    const int64_t v = spec[j];
-    if (v > 0) {
-      out.push_back(v);
-      ++i;
-    } else if (v == 0) {
-      out.push_back(next_src());
-    } else if (v == -1) {
-      if (infer >= 0) fail("more than one -1");
-      infer = static_cast<int>(out.size());
-      out.push_back(1);
-      ++i;
-    } else if (v == -2) {
-      while (i < src.size()) out.push_back(src[i++]);
-    } else if (v == -3) {
-      const int64_t a = next_src();
-      out.push_back(a * next_src());
-    } else if (v == -4) {
-      if (j + 2 >= spec.size()) fail("-4 needs two following values");
-      const int64_t d = next_src();
-      int64_t d1 = spec[j + 1], d2 = spec[j + 2];
-      j += 2;
-      if (reverse) std::swap(d1, d2);
-      if (d1 == -1 && d2 > 0) d1 = d % d2 == 0 ? d / d2 : -2;
-      if (d2 == -1 && d1 > 0) d2 = d % d1 == 0 ? d / d1 : -2;
-      if (d1 < 0 || d2 < 0 || d1 * d2 != d) fail("-4 split does not match the dimension");
-      if (reverse) std::swap(d1, d2);
-      out.push_back(d1);
-      out.push_back(d2);
-    } else {
-      fail("invalid value " + std::to_string(v));
-    }
-  }
-  if (infer >= 0) {
-    int64_t known = 1;
-    for (size_t k = 0; k < out.size(); ++k) {
-      if (static_cast<int>(k) != infer) known *= out[k];
-    }
-    const int64_t total = src_shape.size();
-    if (known == 0 || total % known != 0) fail("the size cannot be inferred");
-    out[static_cast<size_t>(infer)] = total / known;
-  }
-  if (reverse) std::reverse(out.begin(), out.end());
-  Shape result(out);
-  if (result.size() != src_shape.size()) {
-    fail("the result " + result.str() + " has " + std::to_string(result.size()) +
-         " elements, not " + std::to_string(src_shape.size()));
-  }
-  return result;
 }
 
 Plan plan_reshape(const Params& p, const std::vector<NDArray>& in, const NDArray*) {

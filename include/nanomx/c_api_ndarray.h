@@ -1,0 +1,81 @@
+/* nanomx's C API for arrays and imperative operators (MXNet 1.9.1 names and signatures).
+ *
+ * Included by nanomx/c_api.h. Every function returns 0 on success and -1 on failure, with the
+ * message in MXGetLastError(). Arrays returned through NDArrayHandle* are owned by the caller
+ * and released with MXNDArrayFree. Pointers to arrays of results (shapes, handle lists, names,
+ * byte buffers) stay valid until the next call of the same function on the same thread. */
+#ifndef NANOMX_C_API_NDARRAY_H_
+#define NANOMX_C_API_NDARRAY_H_
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#ifndef NANOMX_DLL
+#define NANOMX_DLL __attribute__((visibility("default")))
+#endif
+
+typedef unsigned int mx_uint;
+typedef int64_t dim_t;
+typedef void* NDArrayHandle;
+typedef void* OpHandle;
+typedef void* AtomicSymbolCreator;
+
+/* ---- Arrays --------------------------------------------------------------------------------- */
+/* An array without shape or storage (the target of MXNDArrayLoadFromRawBytes-style calls). */
+NANOMX_DLL int MXNDArrayCreateNone(NDArrayHandle* out);
+/* dev_type: 1 cpu, 2 gpu, 3 cpu_pinned, 5 cpu_shared; dtype: MXNet's type flag (0 float32, 1
+ * float64, 2 float16, 3 uint8, 4 int32, 5 int8, 6 int64). delay_alloc is accepted and ignored. */
+NANOMX_DLL int MXNDArrayCreateEx(const mx_uint* shape, mx_uint ndim, int dev_type, int dev_id,
+                                 int delay_alloc, int dtype, NDArrayHandle* out);
+NANOMX_DLL int MXNDArrayFree(NDArrayHandle handle);
+/* The shape (ndim 0 for a none array, as MXNet 1.x's legacy shape mode). */
+NANOMX_DLL int MXNDArrayGetShapeEx(NDArrayHandle handle, int* out_dim, const int** out_pdata);
+NANOMX_DLL int MXNDArrayGetShapeEx64(NDArrayHandle handle, int* out_dim, const int64_t** out_pdata);
+NANOMX_DLL int MXNDArrayGetDType(NDArrayHandle handle, int* out_dtype);
+NANOMX_DLL int MXNDArrayGetContext(NDArrayHandle handle, int* out_dev_type, int* out_dev_id);
+/* `size` counts elements (not bytes) and must equal the array's size. */
+NANOMX_DLL int MXNDArraySyncCopyFromCPU(NDArrayHandle handle, const void* data, size_t size);
+NANOMX_DLL int MXNDArraySyncCopyToCPU(NDArrayHandle handle, void* data, size_t size);
+NANOMX_DLL int MXNDArrayWaitToRead(NDArrayHandle handle);
+NANOMX_DLL int MXNDArrayWaitToWrite(NDArrayHandle handle);
+NANOMX_DLL int MXNDArrayWaitAll(void);
+/* Views sharing storage: rows [slice_begin, slice_end) of axis 0; row idx; another shape (MXNet's
+ * Reshape codes 0, -1, -2, -3, -4; `reverse` matches them from the right). */
+NANOMX_DLL int MXNDArraySlice(NDArrayHandle handle, mx_uint slice_begin, mx_uint slice_end,
+                              NDArrayHandle* out);
+NANOMX_DLL int MXNDArrayAt(NDArrayHandle handle, mx_uint idx, NDArrayHandle* out);
+NANOMX_DLL int MXNDArrayReshape64(NDArrayHandle handle, int ndim, dim_t* dims, bool reverse,
+                                  NDArrayHandle* out);
+
+/* ---- Save / load (.params: magic 0x112; the single-array blob used by pickling) ------------- */
+/* keys: NULL for a list, else num_args names. */
+NANOMX_DLL int MXNDArraySave(const char* fname, mx_uint num_args, NDArrayHandle* args,
+                             const char** keys);
+NANOMX_DLL int MXNDArrayLoad(const char* fname, mx_uint* out_size, NDArrayHandle** out_arr,
+                             mx_uint* out_name_size, const char*** out_names);
+NANOMX_DLL int MXNDArraySaveRawBytes(NDArrayHandle handle, size_t* out_size, const char** out_buf);
+NANOMX_DLL int MXNDArrayLoadFromRawBytes(const void* buf, size_t size, NDArrayHandle* out);
+
+/* ---- Operators ------------------------------------------------------------------------------ */
+NANOMX_DLL int MXListAllOpNames(mx_uint* out_size, const char*** out_array);
+NANOMX_DLL int NNGetOpHandle(const char* op_name, OpHandle* op_out);
+/* With *outputs NULL the outputs are new arrays: *num_outputs and *outputs are set (the list
+ * stays valid until the next call on this thread; each handle is the caller's to free). With
+ * *outputs given, the results are written into those arrays. */
+NANOMX_DLL int MXImperativeInvoke(AtomicSymbolCreator creator, int num_inputs,
+                                  NDArrayHandle* inputs, int* num_outputs, NDArrayHandle** outputs,
+                                  int num_params, const char** param_keys, const char** param_vals);
+NANOMX_DLL int MXRandomSeed(int seed);
+/* Always 0 in a build without CUDA. */
+NANOMX_DLL int MXGetGPUCount(int* out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NANOMX_C_API_NDARRAY_H_ */
