@@ -97,11 +97,8 @@ TEST(TraceMerge, TwoProcessesMarkingOneMomentLineUpWithin10Microseconds) {
   const std::string dir = ::testing::TempDir();
   const std::string a = dir + "/merge_a.json", b = dir + "/merge_b.json";
   const std::string merged = dir + "/merge_out.json";
-  constexpr int kMoments = 60;
+  constexpr int kMoments = 40;
   constexpr uint64_t kPeriod = 5'000'000;  // 5 ms between moments
-  // A mark whose before/after readings are further apart than this was interrupted: its time is
-  // not known well enough to judge the merge by.
-  constexpr int64_t kCleanMarkNs = 3'000;
   // Both processes must be running before the first deadline, even under sanitizers; a process
   // that is not skips the moments it missed.
   const uint64_t first_deadline = monotonic_ns() + 500'000'000;
@@ -112,28 +109,19 @@ TEST(TraceMerge, TwoProcessesMarkingOneMomentLineUpWithin10Microseconds) {
   ASSERT_EQ(wait_for(second), 0);
 
   auto log_a = clock_log(a), log_b = clock_log(b);
-  std::vector<int> clean;  // moments both processes marked without interruption
-  int both_at_deadline = 0;
-  for (const auto& [k, times_a] : log_a) {
-    auto found = log_b.find(k);
-    if (found == log_b.end()) continue;
-    const auto& times_b = found->second;
-    if (times_a.second - times_a.first > kCleanMarkNs) continue;
-    if (times_b.second - times_b.first > kCleanMarkNs) continue;
-    clean.push_back(k);
-    int64_t deadline = static_cast<int64_t>(first_deadline + static_cast<uint64_t>(k) * kPeriod);
-    if (times_a.first - deadline <= kCleanMarkNs && times_b.first - deadline <= kCleanMarkNs) {
-      ++both_at_deadline;
-    }
-  }
-  ASSERT_GE(clean.size(), 5u) << "too few moments marked without interruption by both processes"
-                              << " (" << log_a.size() << " and " << log_b.size() << " marks)";
+  ASSERT_GE(log_a.size(), 5u) << "the first process marked too few moments";
+  ASSERT_GE(log_b.size(), 5u) << "the second process marked too few moments";
 
-  // Unmerged, each file counts from its own time zero: the first process's mark of a moment
-  // comes ~120 ms later than the second's.
+  // Unmerged, each file counts from its own time zero: the first process's marks come ~120 ms
+  // later than they should next to the second's.
   Marks raw_a = marks_in(a, false), raw_b = marks_in(b, false);
-  int k0 = clean.front();
-  EXPECT_GT(raw_a.first.at(k0) - raw_b.first.at(k0), 50'000'000);
+  auto offsets = [](const std::map<int, int64_t>& marks,
+                    const std::map<int, std::pair<int64_t, int64_t>>& log) {
+    std::vector<int64_t> result;
+    for (const auto& [k, times] : log) result.push_back(marks.at(k) - times.first);
+    return result;
+  };
+  EXPECT_GT(offsets(raw_a.first, log_a).front() - offsets(raw_b.first, log_b).front(), 50'000'000);
 
   auto result = run_command(tool() + " merge " + a + " " + b + " -o " + merged);
   ASSERT_EQ(result.exit_code, 0) << result.output;
@@ -141,27 +129,53 @@ TEST(TraceMerge, TwoProcessesMarkingOneMomentLineUpWithin10Microseconds) {
       << result.output;
   EXPECT_NE(result.output.find("merge_b.json as merge_b: shifted by +"), std::string::npos)
       << result.output;
-
   Marks merged_marks = marks_in(merged, true);
-  EXPECT_EQ(merged_marks.first.size(), raw_a.first.size());
-  EXPECT_EQ(merged_marks.second.size(), raw_b.first.size());
-  // Marked at the same moment, the two marks must coincide: their difference after the merge
-  // is the difference of the true times (the before-readings, zero when both processes marked
-  // right at the deadline), within 10 µs.
+  EXPECT_EQ(merged_marks.first.size(), log_a.size());
+  EXPECT_EQ(merged_marks.second.size(), log_b.size());
+
+  // In one timeline, a mark's position minus the CLOCK_MONOTONIC time it was made at is the same
+  // constant for every mark of both processes. Moments both processes marked uninterrupted right
+  // at the deadline are the literal "one shared moment" case; on a busy machine a process may
+  // wake late or be interrupted, and then the readings around its mark still say when it was
+  // made. Marks whose readings are more than kCleanMarkNs apart (interrupted) are left out; the
+  // mark's time is taken as the middle of its readings.
+  constexpr int64_t kCleanMarkNs = 5'000;
+  int64_t lowest = INT64_MAX, highest = INT64_MIN;
+  size_t compared = 0;
   std::string report;
-  int64_t worst = 0;
-  for (int k : clean) {
-    int64_t merged_difference = merged_marks.first.at(k) - merged_marks.second.at(k);
-    int64_t true_difference = log_a.at(k).first - log_b.at(k).first;
-    int64_t error = merged_difference - true_difference;
-    worst = std::max(worst, std::abs(error));
-    report += "moment " + std::to_string(k) + ": merged " + std::to_string(merged_difference) +
-              " ns, true " + std::to_string(true_difference) + " ns; ";
+  auto collect = [&](const std::map<int, int64_t>& marks,
+                     const std::map<int, std::pair<int64_t, int64_t>>& log, const char* who) {
+    for (const auto& [k, times] : log) {
+      if (times.second - times.first > kCleanMarkNs) continue;
+      int64_t offset = marks.at(k) - (times.first + times.second) / 2;
+      lowest = std::min(lowest, offset);
+      highest = std::max(highest, offset);
+      ++compared;
+      report +=
+          std::string(who) + " moment " + std::to_string(k) + ": " + std::to_string(offset) + "; ";
+    }
+  };
+  collect(merged_marks.first, log_a, "A");
+  size_t compared_a = compared;
+  collect(merged_marks.second, log_b, "B");
+  ASSERT_GE(compared_a, 3u) << "too many interrupted marks: " << report;
+  ASSERT_GE(compared - compared_a, 3u) << "too many interrupted marks: " << report;
+  EXPECT_LE(highest - lowest, 10'000) << "offsets (ns): " << report;
+
+  int same_moment = 0;
+  for (const auto& [k, times_a] : log_a) {
+    auto found = log_b.find(k);
+    if (found == log_b.end()) continue;
+    int64_t deadline = static_cast<int64_t>(first_deadline + static_cast<uint64_t>(k) * kPeriod);
+    if (times_a.second - deadline <= kCleanMarkNs &&
+        found->second.second - deadline <= kCleanMarkNs) {
+      ++same_moment;
+      EXPECT_LE(std::abs(merged_marks.first.at(k) - merged_marks.second.at(k)), 10'000)
+          << "moment " << k << " marked by both at the deadline";
+    }
   }
-  EXPECT_LE(worst, 10'000) << report;
-  std::printf(
-      "%zu moments compared (%d marked by both right at the deadline); worst error %lld ns\n",
-      clean.size(), both_at_deadline, static_cast<long long>(worst));
+  std::printf("%zu marks compared, spread %lld ns; %d moments marked by both at the deadline\n",
+              compared, static_cast<long long>(highest - lowest), same_moment);
 
   // Each file's processes stay apart and are labelled with the file they came from.
   std::string text = testing::read_text(merged);

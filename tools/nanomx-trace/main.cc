@@ -83,7 +83,7 @@ SortKey parse_sort_key(const std::string& text) {
   throw UsageError("--sort-by must be one of total, avg, min, max, count; not \"" + text + "\"");
 }
 
-void report_reading_notes(const LoadedTrace& trace, const TraceModel& model) {
+void report_reading_notes(const StreamInfo& trace, const TraceModel& model) {
   if (trace.truncated) {
     std::fprintf(stderr,
                  "nanomx-trace: %s: truncated (the events array is not closed): read %zu events, "
@@ -103,16 +103,16 @@ void report_reading_notes(const LoadedTrace& trace, const TraceModel& model) {
 int run_summary(const Arguments& args) {
   if (args.positional.size() != 1) throw UsageError("summary takes exactly one FILE");
   SortKey sort_by = parse_sort_key(args.sort_by);
-  auto trace = load_trace(args.positional[0]);
-  TraceModel model = build_model(*trace);
-  report_reading_notes(*trace, model);
+  StreamInfo info;
+  TraceModel model = stream_model(args.positional[0], ModelOptions{}, &info);
+  report_reading_notes(info, model);
   StatTable table = aggregate(model);
   if (args.category) {
     auto found = table.find(*args.category);
     if (found == table.end()) {
       std::string known;
       for (const auto& [name, rows] : table) known += (known.empty() ? "\"" : ", \"") + name + "\"";
-      throw TraceError(trace->path + ": no category \"" + *args.category +
+      throw TraceError(info.path + ": no category \"" + *args.category +
                        "\"; the trace has: " + (known.empty() ? "none" : known));
     }
     StatTable only;

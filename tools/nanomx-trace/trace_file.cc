@@ -2,6 +2,7 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -320,6 +321,304 @@ std::unique_ptr<LoadedTrace> parse_trace(std::string text, const std::string& la
     throw TraceError(label + ": the top-level value is neither an object nor an array");
   }
   return trace;
+}
+
+namespace {
+
+// Bytes of a trace file, gunzipped on the fly when it is gzip-compressed.
+class ByteSource {
+ public:
+  explicit ByteSource(const std::string& path) : path_(path) {
+    FILE* raw = std::fopen(path.c_str(), "rb");
+    if (!raw) throw TraceError(path + ": cannot open: " + std::strerror(errno));
+    std::fseek(raw, 0, SEEK_END);
+    file_bytes_ = static_cast<size_t>(std::ftell(raw));
+    std::fseek(raw, 0, SEEK_SET);
+    unsigned char magic[2] = {0, 0};
+    bool gzip = std::fread(magic, 1, 2, raw) == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+    std::fseek(raw, 0, SEEK_SET);
+    if (gzip) {
+      std::fclose(raw);
+      gz_ = gzopen(path.c_str(), "rb");
+      if (!gz_) throw TraceError(path + ": cannot open: " + std::strerror(errno));
+      gzbuffer(gz_, 1 << 20);
+    } else {
+      file_ = raw;
+    }
+  }
+  ~ByteSource() {
+    if (file_) std::fclose(file_);
+    if (gz_) gzclose(gz_);
+  }
+  ByteSource(const ByteSource&) = delete;
+  ByteSource& operator=(const ByteSource&) = delete;
+
+  // Reads up to `size` bytes; fewer only at the end of the data.
+  size_t read(char* destination, size_t size) {
+    size_t done = 0;
+    while (done < size) {
+      size_t n;
+      if (file_) {
+        n = std::fread(destination + done, 1, size - done, file_);
+        if (n == 0 && std::ferror(file_)) {
+          throw TraceError(path_ + ": read error: " + std::strerror(errno));
+        }
+      } else {
+        unsigned want = static_cast<unsigned>(std::min<size_t>(size - done, 1u << 30));
+        int got = gzread(gz_, destination + done, want);
+        if (got < 0) {
+          int code = 0;
+          std::string message = gzerror(gz_, &code);
+          throw TraceError(path_ + ": gzip data is corrupt after " + std::to_string(total_ + done) +
+                           " decompressed bytes: " + message);
+        }
+        n = static_cast<size_t>(got);
+      }
+      if (n == 0) break;
+      done += n;
+    }
+    total_ += done;
+    return done;
+  }
+
+  size_t file_bytes() const { return file_bytes_; }
+  size_t total() const { return total_; }
+
+ private:
+  std::string path_;
+  FILE* file_ = nullptr;
+  gzFile gz_ = nullptr;
+  size_t file_bytes_ = 0;
+  size_t total_ = 0;
+};
+
+// The offset just past the '[' of the events array, or nullopt when `text` ends first.
+std::optional<size_t> find_events_open(std::string_view text, const std::string& label,
+                                       bool* object_form) {
+  Scanner scanner(text);
+  size_t pos = scanner.skip_space(0);
+  if (pos >= text.size()) return std::nullopt;
+  if (text[pos] == '[') return pos + 1;
+  if (text[pos] != '{') {
+    throw TraceError(label + ": byte " + std::to_string(pos) +
+                     ": not a JSON trace: expected '{' or '[', found " + describe_byte(text[pos]));
+  }
+  *object_form = true;
+  pos = scanner.skip_space(pos + 1);
+  while (pos < text.size()) {
+    if (text[pos] != '"') {
+      throw TraceError(label + ": byte " + std::to_string(pos) + ": expected a key string, found " +
+                       describe_byte(text[pos]));
+    }
+    auto key_end = scanner.skip_string(pos);
+    if (!key_end) return std::nullopt;
+    std::string_view key = text.substr(pos + 1, *key_end - pos - 2);
+    pos = scanner.skip_space(*key_end);
+    if (pos >= text.size()) return std::nullopt;
+    if (text[pos] != ':') {
+      throw TraceError(label + ": byte " + std::to_string(pos) + ": expected ':' after key \"" +
+                       std::string(key) + "\", found " + describe_byte(text[pos]));
+    }
+    pos = scanner.skip_space(pos + 1);
+    if (pos >= text.size()) return std::nullopt;
+    if (key == "traceEvents") {
+      if (text[pos] != '[') {
+        throw TraceError(label + ": byte " + std::to_string(pos) +
+                         ": \"traceEvents\" must be an array, found " + describe_byte(text[pos]));
+      }
+      return pos + 1;
+    }
+    auto value_end = scanner.skip_value(pos);
+    if (!value_end || *value_end >= text.size()) return std::nullopt;
+    pos = scanner.skip_space(*value_end);
+    if (pos < text.size() && text[pos] == ',') pos = scanner.skip_space(pos + 1);
+    if (pos < text.size() && text[pos] == '}') {
+      throw TraceError(label +
+                       ": the top-level object has no \"traceEvents\" key; expected "
+                       "{\"traceEvents\": [...]}");
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+StreamInfo stream_events(const std::string& path, const EventCallback& on_event,
+                         size_t chunk_bytes) {
+  ByteSource source(path);
+  StreamInfo info;
+  info.path = path;
+  info.file_bytes = source.file_bytes();
+
+  // buffer[0] is spare room for the '[' written in front of each chunk of events; the data
+  // starts at buffer[1]; simdjson's padding always follows the data.
+  std::vector<char> buffer;
+  size_t length = 0;  // bytes of data in the buffer
+  size_t base = 0;    // offset in the JSON text of the buffer's first data byte
+  bool eof = false;
+  auto data = [&]() { return buffer.data() + 1; };
+  auto fill = [&](size_t want) {
+    size_t needed = 1 + length + want + simdjson::SIMDJSON_PADDING;
+    if (buffer.size() < needed) buffer.resize(std::max(needed, buffer.size() * 2));
+    size_t got = source.read(data() + length, want);
+    length += got;
+    if (got < want) eof = true;
+  };
+  auto compact = [&](size_t consumed) {
+    std::memmove(data(), data() + consumed, length - consumed);
+    length -= consumed;
+    base += consumed;
+  };
+
+  // The header, up to the '[' of the events array.
+  size_t consumed = 0;
+  while (true) {
+    fill(chunk_bytes);
+    size_t first = 0;
+    while (first < length && is_space(data()[first])) ++first;
+    if (first == length && eof) {
+      throw TraceError(path + ": empty file (" + std::to_string(length) +
+                       " bytes); expected a Chrome trace: a JSON object with \"traceEvents\" or "
+                       "a JSON array of events");
+    }
+    auto open = find_events_open(std::string_view(data(), length), path, &info.object_form);
+    if (open) {
+      consumed = *open;
+      break;
+    }
+    if (eof) throw TraceError(path + ": the file ends before a \"traceEvents\" array begins");
+  }
+
+  simdjson::dom::parser parser;
+  size_t index = 0;
+  size_t last_complete_end = base + consumed;  // offset just past the last complete element
+  int fast_path_failures = 0;
+
+  // Parses data[begin, end), a run of complete elements, as one array and hands them out.
+  auto parse_run = [&](size_t begin, size_t end) -> bool {
+    char* text = data();
+    char saved_front = text[static_cast<std::ptrdiff_t>(begin) - 1];
+    char saved_back = text[end];
+    text[static_cast<std::ptrdiff_t>(begin) - 1] = '[';
+    text[end] = ']';
+    simdjson::dom::element root;
+    auto error = parser.parse(text + begin - 1, end - begin + 2, false).get(root);
+    text[static_cast<std::ptrdiff_t>(begin) - 1] = saved_front;
+    text[end] = saved_back;
+    if (error || !root.is_array()) return false;
+    simdjson::dom::array events = root.get_array().value_unsafe();
+    for (simdjson::dom::element event : events) on_event(event, index++);
+    return true;
+  };
+
+  bool closed = false;
+  while (!closed) {
+    if (!eof && length - consumed < chunk_bytes) {
+      compact(consumed);
+      consumed = 0;
+      fill(chunk_bytes);
+    }
+    char* text = data();
+    size_t begin = consumed;
+    while (begin < length && (is_space(text[begin]) || text[begin] == ',')) ++begin;
+    consumed = begin;
+    if (begin == length) {
+      if (eof) break;  // the array was never closed
+      continue;
+    }
+    if (text[begin] == ']') {
+      closed = true;
+      break;
+    }
+
+    // Fast path: nanomx and most writers put one event per line, so the data up to the last
+    // newline is usually a run of whole events. simdjson checks that by parsing it.
+    if (fast_path_failures < 2) {
+      size_t cut = length;
+      if (!eof) {
+        const void* newline = memrchr(text + begin, '\n', length - begin);
+        cut = newline ? static_cast<size_t>(static_cast<const char*>(newline) - text) : begin;
+      }
+      size_t end = cut;
+      while (end > begin && (is_space(text[end - 1]) || text[end - 1] == ',')) --end;
+      if (end > begin) {
+        if (parse_run(begin, end)) {
+          consumed = cut;
+          last_complete_end = base + end;
+          continue;
+        }
+        ++fast_path_failures;  // pretty-printed, or the end of the array is in this chunk
+      }
+    }
+
+    // Exact path: find the whole elements by scanning strings and brackets.
+    Scanner scanner(std::string_view(text, length));
+    std::vector<std::pair<size_t, size_t>> elements;
+    size_t pos = begin;
+    bool array_ends_here = false;
+    while (pos < length) {
+      if (is_space(text[pos]) || text[pos] == ',') {
+        ++pos;
+        continue;
+      }
+      if (text[pos] == ']') {
+        array_ends_here = true;
+        break;
+      }
+      auto end = scanner.skip_value(pos);
+      bool complete =
+          end && (*end < length || text[pos] == '{' || text[pos] == '[' || text[pos] == '"');
+      if (!complete || (*end >= length && !eof)) break;
+      elements.emplace_back(pos, *end);
+      pos = *end;
+    }
+    if (elements.empty()) {
+      if (array_ends_here) {
+        closed = true;
+        break;
+      }
+      if (eof) break;                       // cut inside an element
+      fill(std::max(chunk_bytes, length));  // one element larger than a chunk: read more
+      continue;
+    }
+    size_t run_end = elements.back().second;
+    if (!parse_run(elements.front().first, run_end)) {
+      // Some element is malformed: find it and say where.
+      simdjson::dom::parser single;
+      for (size_t i = 0; i < elements.size(); ++i) {
+        auto [element_begin, element_end] = elements[i];
+        simdjson::dom::element element;
+        auto error =
+            single.parse(text + element_begin, element_end - element_begin, true).get(element);
+        if (error) {
+          throw TraceError(path + ": event " + std::to_string(index + i) + " (bytes " +
+                           std::to_string(base + element_begin) + "-" +
+                           std::to_string(base + element_end) +
+                           ") is not valid JSON: " + simdjson::error_message(error));
+        }
+      }
+      throw TraceError(path + ": events near byte " + std::to_string(base + begin) +
+                       " are not valid JSON");
+    }
+    consumed = run_end;
+    last_complete_end = base + run_end;
+    if (array_ends_here) closed = true;
+  }
+
+  info.events = index;
+  if (!closed) {
+    // Read to the end, so the count of ignored bytes covers the whole tail.
+    while (!eof) {
+      compact(length);
+      fill(chunk_bytes);
+    }
+    info.truncated = true;
+    info.json_bytes = base + length;
+    info.ignored_bytes = info.json_bytes - last_complete_end;
+  } else {
+    info.json_bytes = source.total();
+  }
+  return info;
 }
 
 }  // namespace nanomx::trace

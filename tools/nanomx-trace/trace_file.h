@@ -5,6 +5,7 @@
 #include <simdjson.h>
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -36,6 +37,26 @@ std::unique_ptr<LoadedTrace> load_trace(const std::string& path);
 // Parses JSON text already in memory (`label` names it in errors). Used by load_trace and tests.
 std::unique_ptr<LoadedTrace> parse_trace(std::string text, const std::string& label,
                                          size_t file_bytes);
+
+// What a streamed read learned about the file.
+struct StreamInfo {
+  std::string path;
+  size_t file_bytes = 0;     // size on disk
+  size_t json_bytes = 0;     // JSON bytes read (after gunzip)
+  size_t ignored_bytes = 0;  // tail of a truncated file that was not read
+  size_t events = 0;         // elements of the events array
+  bool truncated = false;
+  bool object_form = false;
+};
+
+using EventCallback = std::function<void(simdjson::dom::element event, size_t index)>;
+
+// Reads `path` (plain or gzip) in chunks of about `chunk_bytes` and calls `on_event` for each
+// element of the events array, in order. Memory stays at a few chunks whatever the file size.
+// Each chunk of whole events is parsed by simdjson as one array; an element is valid only during
+// its callback. Errors are those of load_trace, with offsets counted in the JSON text.
+StreamInfo stream_events(const std::string& path, const EventCallback& on_event,
+                         size_t chunk_bytes = 8 << 20);
 
 // True when the first bytes are the gzip magic number.
 bool is_gzip_file(const std::string& path);

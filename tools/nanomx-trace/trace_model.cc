@@ -212,38 +212,36 @@ struct OpenAsync {
 
 class ModelBuilder {
  public:
-  ModelBuilder(const LoadedTrace& trace, const ModelOptions& options, TraceModel* model)
-      : trace_(trace), options_(options), model_(*model) {
+  ModelBuilder(const std::string& label, const ModelOptions& options, TraceModel* model)
+      : label_(label), options_(options), model_(*model) {
     model_.strings.emplace_back();  // id 0: ""
-    interned_.emplace(std::string_view(), 0);
+    interned_.emplace(std::string(), 0);
     model_.args_json.emplace_back();
   }
 
-  void run() {
-    size_t index = 0;
-    bool have_ts = false;
-    for (element value : trace_.events) {
-      if (!value.is_object()) {
-        throw TraceError(trace_.path + ": event " + std::to_string(index) +
-                         " is not a JSON object");
-      }
-      RawEvent event;
-      read_event(value.get_object().value_unsafe(), index, trace_.path, &event);
-      if (event.ph != 'M' && event.has_ts) {
-        int64_t ts = event.ts;
-        int64_t end = event.ph == 'X' && event.has_dur ? ts + event.dur : ts;
-        if (!have_ts) {
-          model_.min_ts_ns = ts;
-          model_.max_ts_ns = end;
-          have_ts = true;
-        }
-        model_.min_ts_ns = std::min(model_.min_ts_ns, ts);
-        model_.max_ts_ns = std::max(model_.max_ts_ns, end);
-      }
-      handle(event, index);
-      ++index;
+  // One element of the events array; `index` is its position in the array.
+  void add(element value, size_t index) {
+    if (!value.is_object()) {
+      throw TraceError(label_ + ": event " + std::to_string(index) + " is not a JSON object");
     }
-    model_.total_events = index;
+    RawEvent event;
+    read_event(value.get_object().value_unsafe(), index, label_, &event);
+    if (event.ph != 'M' && event.has_ts) {
+      int64_t ts = event.ts;
+      int64_t end = event.ph == 'X' && event.has_dur ? ts + event.dur : ts;
+      if (!have_ts_) {
+        model_.min_ts_ns = ts;
+        model_.max_ts_ns = end;
+        have_ts_ = true;
+      }
+      model_.min_ts_ns = std::min(model_.min_ts_ns, ts);
+      model_.max_ts_ns = std::max(model_.max_ts_ns, end);
+    }
+    handle(event, index);
+  }
+
+  void finish(size_t total_events) {
+    model_.total_events = total_events;
     finish_sync();
     for (auto& [key, stack] : open_async_) model_.unclosed_begins += stack.size();
     for (auto& series : model_.counters) {
@@ -266,8 +264,7 @@ class ModelBuilder {
     if (found != interned_.end()) return found->second;
     uint32_t id = static_cast<uint32_t>(model_.strings.size());
     model_.strings.emplace_back(text);
-    // The key views the DOM's copy of the text, which outlives the builder.
-    interned_.emplace(text, id);
+    interned_.emplace(std::string(text), id);
     return id;
   }
 
@@ -371,7 +368,7 @@ class ModelBuilder {
 
   void require_ts(const RawEvent& event, size_t index) {
     if (!event.has_ts) {
-      throw TraceError(trace_.path + ": event " + std::to_string(index) + " (ph '" +
+      throw TraceError(label_ + ": event " + std::to_string(index) + " (ph '" +
                        std::string(1, event.ph) + "', name \"" + std::string(event.name) +
                        "\") has no \"ts\"");
     }
@@ -398,11 +395,11 @@ class ModelBuilder {
       case 'X': {
         require_ts(event, index);
         if (!event.has_dur) {
-          throw TraceError(trace_.path + ": event " + std::to_string(index) + " (ph 'X', name \"" +
+          throw TraceError(label_ + ": event " + std::to_string(index) + " (ph 'X', name \"" +
                            std::string(event.name) + "\") has no \"dur\"");
         }
         if (event.dur < 0) {
-          throw TraceError(trace_.path + ": event " + std::to_string(index) + " (name \"" +
+          throw TraceError(label_ + ": event " + std::to_string(index) + " (name \"" +
                            std::string(event.name) + "\") has a negative \"dur\"");
         }
         uint32_t track = track_of(event);
@@ -683,11 +680,16 @@ class ModelBuilder {
     }
   }
 
-  const LoadedTrace& trace_;
+  const std::string& label_;
   const ModelOptions& options_;
   TraceModel& model_;
 
-  std::unordered_map<std::string_view, uint32_t> interned_;
+  // Keys are owned: in a streamed read the DOM holding the text is reused chunk after chunk.
+  struct TextHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view text) const { return std::hash<std::string_view>{}(text); }
+  };
+  std::unordered_map<std::string, uint32_t, TextHash, std::equal_to<>> interned_;
   std::unordered_map<std::string, uint32_t> owned_interned_;
   std::unordered_map<std::string, uint32_t> args_index_;
   std::unordered_multimap<uint64_t, uint32_t> process_index_;
@@ -700,6 +702,7 @@ class ModelBuilder {
   std::vector<std::vector<SyncRecord>> open_sync_;
   std::vector<int64_t> last_sync_ts_;
   bool sync_in_order_ = true;
+  bool have_ts_ = false;
 
   bool have_last_track_ = false;
   uint64_t last_pid_bits_ = 0, last_tid_bits_ = 0;
@@ -717,8 +720,20 @@ bool is_device_process_name(std::string_view name) {
 
 TraceModel build_model(const LoadedTrace& trace, const ModelOptions& options) {
   TraceModel model;
-  ModelBuilder builder(trace, options, &model);
-  builder.run();
+  ModelBuilder builder(trace.path, options, &model);
+  size_t index = 0;
+  for (element value : trace.events) builder.add(value, index++);
+  builder.finish(index);
+  return model;
+}
+
+TraceModel stream_model(const std::string& path, const ModelOptions& options, StreamInfo* info,
+                        size_t chunk_bytes) {
+  TraceModel model;
+  ModelBuilder builder(path, options, &model);
+  *info = stream_events(
+      path, [&](element value, size_t index) { builder.add(value, index); }, chunk_bytes);
+  builder.finish(info->events);
   return model;
 }
 

@@ -114,6 +114,11 @@ struct TraceModel {
 // Throws TraceError for events that cannot be read (a negative duration, a non-object event).
 TraceModel build_model(const LoadedTrace& trace, const ModelOptions& options = {});
 
+// The same from a file read in chunks (stream_events): memory stays small and warm, which is
+// what makes `summary` fast. Fills `info` (truncation, sizes).
+TraceModel stream_model(const std::string& path, const ModelOptions& options, StreamInfo* info,
+                        size_t chunk_bytes = 8 << 20);
+
 // Device processes (cpu/0, gpu/0, "cpu pinned/", ...) are drawn first.
 bool is_device_process_name(std::string_view name);
 

@@ -103,14 +103,17 @@ struct Row {
 }  // namespace
 
 ViewResult write_view(const std::string& input, const std::string& output, int level) {
-  auto trace = load_trace(input);
   ModelOptions options;
   options.keep_args = true;
   options.assign_lanes = true;
-  TraceModel model = build_model(*trace, options);
+  StreamInfo info;
+  TraceModel model = stream_model(input, options, &info);
   ViewResult result;
   result.events = model.total_events;
-  result.input_bytes = trace->file_bytes;
+  result.input_bytes = info.file_bytes;
+  result.truncated_bytes = info.truncated ? info.ignored_bytes : 0;
+  result.unclosed_begins = model.unclosed_begins;
+  result.unmatched_ends = model.unmatched_ends;
 
   auto table = display_rows(aggregate(model), SortKey::kTotal, false);
 
@@ -248,7 +251,7 @@ ViewResult write_view(const std::string& input, const std::string& output, int l
   append_all(&meta, ",\"events\":", std::to_string(model.total_events),
              ",\"originNs\":", std::to_string(origin),
              ",\"spanNs\":", std::to_string(model.max_ts_ns - origin),
-             ",\"truncatedBytes\":", std::to_string(trace->truncated ? trace->ignored_bytes : 0),
+             ",\"truncatedBytes\":", std::to_string(result.truncated_bytes),
              ",\"unmatchedEnds\":", std::to_string(model.unmatched_ends),
              ",\"unclosedBegins\":", std::to_string(model.unclosed_begins));
   meta += ",\"strings\":[";

@@ -13,6 +13,9 @@ struct ViewResult {
   size_t slices = 0;
   size_t page_bytes = 0;
   size_t input_bytes = 0;
+  size_t truncated_bytes = 0;  // ignored tail of a truncated input
+  size_t unclosed_begins = 0;
+  size_t unmatched_ends = 0;
 };
 
 // Compression level of the embedded data (zlib 1..9): 1 is fastest; the page stays far below
