@@ -1,7 +1,9 @@
 #include "profiler/aggregate_stats.h"
 
 #include <algorithm>
+#include <charconv>
 #include <climits>
+#include <cmath>
 #include <cstdio>
 #include <unordered_map>
 
@@ -149,7 +151,7 @@ void ThreadStats::snapshot(std::vector<Snapshot>* out) const {
 namespace {
 
 struct Row {
-  std::string name;
+  std::string_view name;  // points into the name table, whose strings never move or die
   StatType type = StatType::kOther;
   uint64_t count = 0;
   double total = 0;  // durations: microseconds; counters: latest value
@@ -176,7 +178,7 @@ struct Row {
   }
 };
 
-bool is_memory_category(const std::string& category) {
+bool is_memory_category(std::string_view category) {
   return category == "Device Storage" || category == "Pool Memory";
 }
 
@@ -199,26 +201,49 @@ Shown shown_values(const Row& row, bool memory) {
           static_cast<float>(row.max / 1000), static_cast<float>(avg / 1000)};
 }
 
-void append_padded(std::string* out, const std::string& text, int width, bool left) {
+void append_padded(std::string* out, std::string_view text, int width, bool left) {
   int pad = width - static_cast<int>(text.size());
   if (!left && pad > 0) out->append(static_cast<size_t>(pad), ' ');
   out->append(text);
   if (left && pad > 0) out->append(static_cast<size_t>(pad), ' ');
 }
 
-std::string fixed4(float v) {
+// Numbers are formatted into a small stack buffer; the returned view points into it.
+struct NumberText {
   char buf[64];
-  snprintf(buf, sizeof buf, "%.4f", static_cast<double>(v));
-  return buf;
+  std::string_view view;
+};
+
+// The table's "%.4f" of a float. A float has 24 significant bits, so value * 10000 is exact
+// in a double and rounding it half-to-even gives exactly what printf (and iostream, which
+// MXNet uses) prints; done by hand because this runs once per column of every row.
+std::string_view fixed4(float v, NumberText* out) {
+  double d = static_cast<double>(v);
+  char* end;
+  if (d >= 0 && d < 1e11) {
+    auto scaled = static_cast<uint64_t>(std::nearbyint(d * 10000.0));
+    end = std::to_chars(out->buf, out->buf + 40, scaled / 10000).ptr;
+    unsigned frac = static_cast<unsigned>(scaled % 10000);
+    *end++ = '.';
+    *end++ = static_cast<char>('0' + frac / 1000);
+    *end++ = static_cast<char>('0' + frac / 100 % 10);
+    *end++ = static_cast<char>('0' + frac / 10 % 10);
+    *end++ = static_cast<char>('0' + frac % 10);
+  } else {  // not reached by durations, counts or byte counters in practice
+    end = std::to_chars(out->buf, out->buf + sizeof out->buf, d, std::chars_format::fixed, 4).ptr;
+  }
+  return out->view = std::string_view(out->buf, static_cast<size_t>(end - out->buf));
 }
 
-std::string general4(float v) {
-  char buf[64];
-  snprintf(buf, sizeof buf, "%.4g", static_cast<double>(v));
-  return buf;
+// The JSON's 4 significant digits: std::to_chars in general notation formats as printf("%.4g").
+std::string_view general4(float v, NumberText* out) {
+  char* end = std::to_chars(out->buf, out->buf + sizeof out->buf, static_cast<double>(v),
+                            std::chars_format::general, 4)
+                  .ptr;
+  return out->view = std::string_view(out->buf, static_cast<size_t>(end - out->buf));
 }
 
-using Categories = std::map<std::string, std::vector<Row>>;  // byte order of category names
+using Categories = std::map<std::string_view, std::vector<Row>>;  // byte order of names
 
 Categories merge(const std::vector<ThreadStats::Snapshot>& entries, double ns_per_tick) {
   std::unordered_map<uint64_t, Row> merged;
@@ -257,134 +282,158 @@ Categories merge(const std::vector<ThreadStats::Snapshot>& entries, double ns_pe
     (void)fresh;
   }
   Categories categories;
-  for (auto& [key, row] : merged) {
-    row.name = name_of(static_cast<NameId>(key & 0xffffffffu));
-    categories[name_of(static_cast<NameId>(key >> 32))].push_back(std::move(row));
-  }
+  names().for_each_locked([&](auto lookup) {  // one lock for every lookup
+    for (auto& [key, row] : merged) {
+      row.name = lookup(static_cast<NameId>(key & 0xffffffffu));
+      categories[std::string_view(lookup(static_cast<NameId>(key >> 32)))].push_back(row);
+    }
+  });
   return categories;
 }
 
-void sort_rows(std::vector<Row>* rows, SortBy by, bool ascending) {
-  // MXNet pops a max-heap of (key, name): largest key first, ties by name descending; ascending
-  // negates the key only, so ties stay name-descending.
-  std::sort(rows->begin(), rows->end(), [&](const Row& a, const Row& b) {
-    double ka = ascending ? -a.key(by) : a.key(by);
-    double kb = ascending ? -b.key(by) : b.key(by);
-    if (ka != kb) return ka > kb;
-    return a.name > b.name;
+// Rows in MXNet's print order. MXNet pops a max-heap of (key, name): largest key first, ties
+// by name descending; ascending negates the key only, so ties stay name-descending.
+std::vector<const Row*> sorted_rows(const std::vector<Row>& rows, SortBy by, bool ascending) {
+  std::vector<std::pair<double, const Row*>> order;
+  order.reserve(rows.size());
+  for (const Row& r : rows)
+    if (r.printable()) order.emplace_back(ascending ? -r.key(by) : r.key(by), &r);
+  std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
+    if (a.first != b.first) return a.first > b.first;
+    return a.second->name > b.second->name;
   });
+  std::vector<const Row*> out;
+  out.reserve(order.size());
+  for (const auto& entry : order) out.push_back(entry.second);
+  return out;
 }
 
-std::string format_table(Categories& categories, SortBy by, bool ascending) {
+void append_header(std::string* out, bool memory) {
+  append_padded(out, "Name", 25, true);
+  append_padded(out, "Total Count", 16, false);
+  out->push_back(' ');
+  if (!memory) {
+    append_padded(out, "Time (ms)", 16, false);
+    out->push_back(' ');
+  }
+  append_padded(out, memory ? "Min Use  (kB)" : "Min Time (ms)", 16, false);
+  out->push_back(' ');
+  append_padded(out, memory ? "Max Use  (kB)" : "Max Time (ms)", 16, false);
+  out->push_back(' ');
+  append_padded(out, memory ? "Avg Use  (kB)" : "Avg Time (ms)", 16, false);
+  out->push_back('\n');
+  append_padded(out, "----", 25, true);
+  append_padded(out, "-----------", 16, false);
+  out->push_back(' ');
+  if (!memory) {
+    append_padded(out, "---------", 16, false);
+    out->push_back(' ');
+  }
+  for (int i = 0; i < 3; ++i) {
+    if (i) out->push_back(' ');
+    append_padded(out, "-------------", 16, false);
+  }
+  out->push_back('\n');
+}
+
+std::string format_table(const Categories& categories, SortBy by, bool ascending) {
   std::string out =
       "\nProfile Statistics:\n\tNote the difference in units for different entries.\n";
-  for (auto& [category, rows] : categories) {
+  NumberText number;
+  for (const auto& [category, rows] : categories) {
     bool memory = is_memory_category(category);
-    out += category;
-    out += "\n=================\n";
-    append_padded(&out, "Name", 25, true);
-    append_padded(&out, "Total Count", 16, false);
-    out += ' ';
-    if (!memory) {
-      append_padded(&out, "Time (ms)", 16, false);
-      out += ' ';
-    }
-    append_padded(&out, memory ? "Min Use  (kB)" : "Min Time (ms)", 16, false);
-    out += ' ';
-    append_padded(&out, memory ? "Max Use  (kB)" : "Max Time (ms)", 16, false);
-    out += ' ';
-    append_padded(&out, memory ? "Avg Use  (kB)" : "Avg Time (ms)", 16, false);
-    out += '\n';
-    append_padded(&out, "----", 25, true);
-    append_padded(&out, "-----------", 16, false);
-    out += ' ';
-    if (!memory) {
-      append_padded(&out, "---------", 16, false);
-      out += ' ';
-    }
-    for (int i = 0; i < 3; ++i) {
-      if (i) out += ' ';
-      append_padded(&out, "-------------", 16, false);
-    }
-    out += '\n';
-    sort_rows(&rows, by, ascending);
-    for (const Row& row : rows) {
-      if (!row.printable()) continue;
-      Shown v = shown_values(row, memory);
-      append_padded(&out, row.name, 25, true);
-      append_padded(&out, std::to_string(row.count), 16, false);
-      out += ' ';
+    out.reserve(out.size() + 300 + rows.size() * 110);
+    out.append(category);
+    out.append("\n=================\n");
+    append_header(&out, memory);
+    for (const Row* row : sorted_rows(rows, by, ascending)) {
+      Shown v = shown_values(*row, memory);
+      append_padded(&out, row->name, 25, true);
+      append_padded(&out,
+                    std::string_view(
+                        number.buf, static_cast<size_t>(
+                                        std::to_chars(number.buf, number.buf + 32, row->count).ptr -
+                                        number.buf)),
+                    16, false);
+      out.push_back(' ');
       if (!memory) {
-        append_padded(&out, fixed4(v.total), 16, false);
-        out += ' ';
+        append_padded(&out, fixed4(v.total, &number), 16, false);
+        out.push_back(' ');
       }
-      append_padded(&out, fixed4(v.min), 16, false);
-      out += ' ';
-      append_padded(&out, fixed4(v.max), 16, false);
-      out += ' ';
-      append_padded(&out, fixed4(v.avg), 16, false);
-      out += '\n';
+      append_padded(&out, fixed4(v.min, &number), 16, false);
+      out.push_back(' ');
+      append_padded(&out, fixed4(v.max, &number), 16, false);
+      out.push_back(' ');
+      append_padded(&out, fixed4(v.avg, &number), 16, false);
+      out.push_back('\n');
     }
-    out += '\n';
+    out.push_back('\n');
   }
   return out;
 }
 
-std::string json_string(const std::string& s) {
-  std::string out = "\"";
+void append_json_string(std::string* out, std::string_view s) {
+  out->push_back('"');
   for (unsigned char c : s) {
     switch (c) {
       case '"':
-        out += "\\\"";
+        out->append("\\\"");
         break;
       case '\\':
-        out += "\\\\";
+        out->append("\\\\");
         break;
       case '\n':
-        out += "\\n";
+        out->append("\\n");
         break;
       case '\r':
-        out += "\\r";
+        out->append("\\r");
         break;
       case '\t':
-        out += "\\t";
+        out->append("\\t");
         break;
       default:
         if (c < 0x20) {
           char buf[8];
           snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
+          out->append(buf);
         } else {
-          out += static_cast<char>(c);
+          out->push_back(static_cast<char>(c));
         }
     }
   }
-  return out + "\"";
+  out->push_back('"');
 }
 
-std::string format_json(Categories& categories, SortBy by, bool ascending) {
+std::string format_json(const Categories& categories, SortBy by, bool ascending) {
   std::string time_section, memory_section;
-  for (auto& [category, rows] : categories) {
+  NumberText number;
+  auto field = [&](std::string* s, const char* key, float value, bool last) {
+    s->append("                \"").append(key).append("\": ");
+    s->append(general4(value, &number));
+    s->append(last ? "\n" : ",\n");
+  };
+  for (const auto& [category, rows] : categories) {
     bool memory = is_memory_category(category);
     std::string& s = memory ? memory_section : time_section;
-    if (!s.empty()) s += "        ,\n";
-    s += "        " + json_string(category) + ": {\n";
-    sort_rows(&rows, by, ascending);
+    if (!s.empty()) s.append("        ,\n");
+    s.append("        ");
+    append_json_string(&s, category);
+    s.append(": {\n");
     bool first = true;
-    for (const Row& row : rows) {
-      if (!row.printable()) continue;
-      if (!first) s += "            ,\n";
+    for (const Row* row : sorted_rows(rows, by, ascending)) {
+      if (!first) s.append("            ,\n");
       first = false;
-      Shown v = shown_values(row, memory);
-      s += "            " + json_string(row.name) + ": {\n";
-      s += "                \"Count\": " + std::to_string(row.count) + ",\n";
-      if (!memory) s += "                \"Total\": " + general4(v.total) + ",\n";
-      s += "                \"Min\": " + general4(v.min) + ",\n";
-      s += "                \"Max\": " + general4(v.max) + ",\n";
-      s += "                \"Avg\": " + general4(v.avg) + "\n";
-      s += "            }\n";
+      Shown v = shown_values(*row, memory);
+      s.append("            ");
+      append_json_string(&s, row->name);
+      s.append(": {\n                \"Count\": ").append(std::to_string(row->count)).append(",\n");
+      if (!memory) field(&s, "Total", v.total, false);
+      field(&s, "Min", v.min, false);
+      field(&s, "Max", v.max, false);
+      field(&s, "Avg", v.avg, true);
+      s.append("            }\n");
     }
-    s += "        }\n";
+    s.append("        }\n");
   }
   return "{\n    \"Time\": {\n" + time_section + "    }\n    ,\n    \"Memory\": {\n" +
          memory_section +
@@ -396,7 +445,7 @@ std::string format_json(Categories& categories, SortBy by, bool ascending) {
 
 std::string format_aggregate(const std::vector<ThreadStats::Snapshot>& entries, double ns_per_tick,
                              StatsFormat format, SortBy sort_by, bool ascending) {
-  Categories categories = merge(entries, ns_per_tick);
+  const Categories categories = merge(entries, ns_per_tick);
   return format == StatsFormat::kJson ? format_json(categories, sort_by, ascending)
                                       : format_table(categories, sort_by, ascending);
 }

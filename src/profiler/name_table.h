@@ -19,6 +19,12 @@ class NameTable {
  public:
   NameId intern(std::string_view name);
   std::string lookup(NameId id) const;
+  // Calls fn(lookup) with the table locked once; lookup(id) returns a const std::string&.
+  template <typename Fn>
+  void for_each_locked(Fn&& fn) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    fn([this](NameId id) -> const std::string& { return names_.at(id); });
+  }
   size_t size() const;
   // True for names with "::" (custom-operator sub-ops, category "Custom Operator"). Lock-free
   // for the first kFlaggedIds ids, which is every id in practice.
