@@ -136,8 +136,8 @@ TEST(TraceSummary, EpochMicrosecondTimestampsKeepNanosecondDurations) {
   }
 }
 
-TEST(TraceSummary, UnorderedBeginEndPairsPerThreadInTimeOrder) {
-  // MXNet writes records in queue order, not time order; nesting must still pair correctly.
+TEST(TraceSummary, RecordsOutOfTimeOrderStillPair) {
+  // MXNet writes records in queue order, not time order (each record's B and E together).
   std::string text =
       "[{\"name\":\"late\",\"cat\":\"c\",\"ph\":\"B\",\"ts\":50,\"pid\":0,\"tid\":1},"
       "{\"name\":\"late\",\"cat\":\"c\",\"ph\":\"E\",\"ts\":60,\"pid\":0,\"tid\":1},"

@@ -104,7 +104,9 @@ int run_summary(const Arguments& args) {
   if (args.positional.size() != 1) throw UsageError("summary takes exactly one FILE");
   SortKey sort_by = parse_sort_key(args.sort_by);
   StreamInfo info;
-  TraceModel model = stream_model(args.positional[0], ModelOptions{}, &info);
+  ModelOptions options;
+  options.keep_slices = false;  // the table needs only per-name statistics
+  TraceModel model = stream_model(args.positional[0], options, &info);
   report_reading_notes(info, model);
   StatTable table = aggregate(model);
   if (args.category) {

@@ -24,17 +24,16 @@ StatEntry& entry_for(StatTable& table, const std::string& category, const std::s
   return table[category_name(category)][name];
 }
 
-void add_duration(StatEntry& entry, int64_t dur_ns) {
+void add_durations(StatEntry& entry, const DurationStat& stat) {
   if (entry.kind != StatKind::kDuration) {
     entry = StatEntry{};
     entry.kind = StatKind::kDuration;
     entry.min = kDurationMinStartNs;
   }
-  double d = static_cast<double>(dur_ns);
-  ++entry.count;
-  entry.total += d;
-  entry.min = std::min(entry.min, d);
-  entry.max = std::max(entry.max, d);
+  entry.count += stat.count;
+  entry.total += static_cast<double>(stat.total_ns);
+  entry.min = std::min(entry.min, static_cast<double>(stat.min_ns));
+  entry.max = std::max(entry.max, static_cast<double>(stat.max_ns));
 }
 
 void add_counter(StatEntry& entry, int64_t ts_ns, double value) {
@@ -100,12 +99,12 @@ StatTable aggregate(const TraceModel& model) {
   // of the same category and name, which its table leaves out. An async span whose category and
   // name also occur as a sync slice is taken to be such a shadow and not counted.
   std::set<std::pair<uint32_t, uint32_t>> sync_names;
-  for (const Slice& slice : model.slices) {
-    if (slice.kind == SliceKind::kSync) sync_names.emplace(slice.cat, slice.name);
+  for (const DurationStat& stat : model.duration_stats) {
+    if (stat.kind == SliceKind::kSync) sync_names.emplace(stat.cat, stat.name);
   }
-  for (const Slice& slice : model.slices) {
-    if (slice.kind == SliceKind::kAsync && sync_names.count({slice.cat, slice.name})) continue;
-    add_duration(entry_for(table, strings[slice.cat], strings[slice.name]), slice.dur_ns);
+  for (const DurationStat& stat : model.duration_stats) {
+    if (stat.kind == SliceKind::kAsync && sync_names.count({stat.cat, stat.name})) continue;
+    add_durations(entry_for(table, strings[stat.cat], strings[stat.name]), stat);
   }
   for (const CounterSeries& series : model.counters) {
     StatEntry& entry = entry_for(table, strings[series.cat], strings[series.name]);

@@ -56,7 +56,7 @@ using EventCallback = std::function<void(simdjson::dom::element event, size_t in
 // Each chunk of whole events is parsed by simdjson as one array; an element is valid only during
 // its callback. Errors are those of load_trace, with offsets counted in the JSON text.
 StreamInfo stream_events(const std::string& path, const EventCallback& on_event,
-                         size_t chunk_bytes = 8 << 20);
+                         size_t chunk_bytes = 1 << 20);
 
 // True when the first bytes are the gzip magic number.
 bool is_gzip_file(const std::string& path);

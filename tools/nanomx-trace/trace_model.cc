@@ -116,6 +116,16 @@ struct RawEvent {
   bool bind_enclosing = false;
 };
 
+// Exact key match without a library call: keys are a few bytes long.
+template <size_t N>
+bool key_is(std::string_view key, const char (&literal)[N]) {
+  if (key.size() != N - 1) return false;
+  for (size_t i = 0; i < N - 1; ++i) {
+    if (key[i] != literal[i]) return false;
+  }
+  return true;
+}
+
 void read_event(object event, size_t index, const std::string& label, RawEvent* out) {
   for (auto field : event) {
     std::string_view key = field.key;
@@ -123,36 +133,36 @@ void read_event(object event, size_t index, const std::string& label, RawEvent* 
     if (key.empty()) continue;
     switch (key[0]) {
       case 'n':
-        if (key == "name" && value.is_string()) out->name = value.get_string().value_unsafe();
+        if (key_is(key, "name") && value.is_string()) out->name = value.get_string().value_unsafe();
         break;
       case 'c':
-        if (key == "cat" && value.is_string()) out->cat = value.get_string().value_unsafe();
+        if (key_is(key, "cat") && value.is_string()) out->cat = value.get_string().value_unsafe();
         break;
       case 'p':
-        if (key == "ph") {
+        if (key_is(key, "ph")) {
           if (value.is_string()) {
             std::string_view ph = value.get_string().value_unsafe();
             if (!ph.empty()) out->ph = ph[0];
           }
-        } else if (key == "pid") {
+        } else if (key_is(key, "pid")) {
           out->pid = value;
           out->has_pid = true;
         }
         break;
       case 't':
-        if (key == "ts") {
+        if (key_is(key, "ts")) {
           out->has_ts = read_time_ns(value, &out->ts);
           if (!out->has_ts) {
             throw TraceError(label + ": event " + std::to_string(index) +
                              ": \"ts\" is not a number");
           }
-        } else if (key == "tid") {
+        } else if (key_is(key, "tid")) {
           out->tid = value;
           out->has_tid = true;
         }
         break;
       case 'd':
-        if (key == "dur") {
+        if (key_is(key, "dur")) {
           out->has_dur = read_time_ns(value, &out->dur);
           if (!out->has_dur) {
             throw TraceError(label + ": event " + std::to_string(index) +
@@ -161,25 +171,25 @@ void read_event(object event, size_t index, const std::string& label, RawEvent* 
         }
         break;
       case 'i':
-        if ((key == "id" || key == "id2") && !out->has_id) {
+        if ((key_is(key, "id") || key_is(key, "id2")) && !out->has_id) {
           out->id = value;
           out->has_id = true;
         }
         break;
       case 'a':
-        if (key == "args") {
+        if (key_is(key, "args")) {
           out->args = value;
           out->has_args = true;
         }
         break;
       case 's':
-        if (key == "s" && value.is_string()) {
+        if (key_is(key, "s") && value.is_string()) {
           std::string_view s = value.get_string().value_unsafe();
           if (!s.empty()) out->scope = s[0];
         }
         break;
       case 'b':
-        if (key == "bp" && value.is_string()) {
+        if (key_is(key, "bp") && value.is_string()) {
           out->bind_enclosing = value.get_string().value_unsafe() == "e";
         }
         break;
@@ -195,14 +205,13 @@ struct PairHash {
   }
 };
 
-// One B or E (or X-free sync) record, kept until each thread's records are in time order.
+// An open B event.
 struct SyncRecord {
   int64_t ts_ns;
   uint32_t track;
   uint32_t name;
   uint32_t cat;
   uint32_t args;
-  bool begin;
 };
 
 struct OpenAsync {
@@ -242,7 +251,7 @@ class ModelBuilder {
 
   void finish(size_t total_events) {
     model_.total_events = total_events;
-    finish_sync();
+    for (auto& stack : open_sync_) model_.unclosed_begins += stack.size();
     for (auto& [key, stack] : open_async_) model_.unclosed_begins += stack.size();
     for (auto& series : model_.counters) {
       std::stable_sort(
@@ -259,6 +268,26 @@ class ModelBuilder {
   }
 
  private:
+  void add_slice(const Slice& slice) {
+    uint64_t key = (uint64_t{slice.cat} << 33) | (uint64_t{slice.name} << 1) |
+                   (slice.kind == SliceKind::kAsync ? 1 : 0);
+    auto [found, inserted] =
+        duration_index_.try_emplace(key, static_cast<uint32_t>(model_.duration_stats.size()));
+    if (inserted) {
+      DurationStat stat;
+      stat.cat = slice.cat;
+      stat.name = slice.name;
+      stat.kind = slice.kind;
+      model_.duration_stats.push_back(stat);
+    }
+    DurationStat& stat = model_.duration_stats[found->second];
+    ++stat.count;
+    stat.total_ns += slice.dur_ns;
+    stat.min_ns = std::min(stat.min_ns, slice.dur_ns);
+    stat.max_ns = std::max(stat.max_ns, slice.dur_ns);
+    if (options_.keep_slices) model_.slices.push_back(slice);
+  }
+
   uint32_t intern(std::string_view text) {
     auto found = interned_.find(text);
     if (found != interned_.end()) return found->second;
@@ -340,7 +369,6 @@ class ModelBuilder {
       model_.tracks.push_back(std::move(track));
       track_index_.emplace(key, id);
       open_sync_.emplace_back();
-      last_sync_ts_.push_back(INT64_MIN);
     }
     last_pid_bits_ = pid_bits;
     last_tid_bits_ = tid_bits;
@@ -385,11 +413,29 @@ class ModelBuilder {
         require_ts(event, index);
         uint32_t track = track_of(event);
         model_.tracks[track].used = true;
-        int64_t ts = event.ts;
-        if (ts < last_sync_ts_[track]) sync_in_order_ = false;
-        last_sync_ts_[track] = ts;
-        sync_records_.push_back(SyncRecord{ts, track, intern(event.name), intern(event.cat),
-                                           args_of(event), event.ph == 'B'});
+        // An E closes the most recent open B of its thread, in file order (the format's rule;
+        // MXNet writes each record's B and E next to each other, even when records are out of
+        // time order, so this pairs its files too).
+        auto& stack = open_sync_[track];
+        if (event.ph == 'B') {
+          stack.push_back(
+              SyncRecord{event.ts, track, intern(event.name), intern(event.cat), args_of(event)});
+          return;
+        }
+        if (stack.empty()) {
+          ++model_.unmatched_ends;
+          return;
+        }
+        const SyncRecord& open = stack.back();
+        Slice slice;
+        slice.start_ns = open.ts_ns;
+        slice.dur_ns = std::max<int64_t>(0, event.ts - open.ts_ns);
+        slice.name = open.name;
+        slice.cat = open.cat;
+        slice.args = open.args ? open.args : args_of(event);
+        slice.track = track;
+        add_slice(slice);
+        stack.pop_back();
         return;
       }
       case 'X': {
@@ -411,7 +457,7 @@ class ModelBuilder {
         slice.cat = intern(event.cat);
         slice.args = args_of(event);
         slice.track = track;
-        model_.slices.push_back(slice);
+        add_slice(slice);
         return;
       }
       case 'b':
@@ -446,7 +492,7 @@ class ModelBuilder {
       case 't':
       case 'f':
         require_ts(event, index);
-        handle_flow(event);
+        if (options_.keep_flows) handle_flow(event);
         return;
       default:
         ++model_.ignored_events;
@@ -541,7 +587,7 @@ class ModelBuilder {
     slice.args = open.args ? open.args : args_of(event);
     slice.track = open.track;
     slice.kind = SliceKind::kAsync;
-    model_.slices.push_back(slice);
+    add_slice(slice);
   }
 
   void handle_counter(const RawEvent& event) {
@@ -600,41 +646,6 @@ class ModelBuilder {
     point.phase = event.ph;
     point.bind_enclosing = event.bind_enclosing;
     model_.flow_points.push_back(point);
-  }
-
-  // Pairs B/E per thread. The format requires each thread's events in time order; when a file
-  // breaks that (MXNet writes records in queue order), they are sorted first (stable, so equal
-  // times keep file order).
-  void finish_sync() {
-    if (!sync_in_order_) {
-      std::stable_sort(sync_records_.begin(), sync_records_.end(),
-                       [](const SyncRecord& a, const SyncRecord& b) {
-                         return a.track != b.track ? a.track < b.track : a.ts_ns < b.ts_ns;
-                       });
-    }
-    for (const SyncRecord& record : sync_records_) {
-      auto& stack = open_sync_[record.track];
-      if (record.begin) {
-        stack.push_back(record);
-        continue;
-      }
-      if (stack.empty()) {
-        ++model_.unmatched_ends;
-        continue;
-      }
-      SyncRecord open = stack.back();
-      stack.pop_back();
-      Slice slice;
-      slice.start_ns = open.ts_ns;
-      slice.dur_ns = record.ts_ns - open.ts_ns;
-      slice.name = open.name;
-      slice.cat = open.cat;
-      slice.args = open.args ? open.args : record.args;
-      slice.track = open.track;
-      model_.slices.push_back(slice);
-    }
-    for (auto& stack : open_sync_) model_.unclosed_begins += stack.size();
-    sync_records_.clear();
   }
 
   // Sync slices: nesting depth per thread. Async spans: greedy packing into lanes.
@@ -698,10 +709,8 @@ class ModelBuilder {
   std::unordered_map<uint64_t, uint32_t> counter_index_;
   std::unordered_map<std::pair<uint64_t, uint64_t>, uint32_t, PairHash> flow_index_;
 
-  std::vector<SyncRecord> sync_records_;
-  std::vector<std::vector<SyncRecord>> open_sync_;
-  std::vector<int64_t> last_sync_ts_;
-  bool sync_in_order_ = true;
+  std::vector<std::vector<SyncRecord>> open_sync_;  // per track: B events not yet ended
+  std::unordered_map<uint64_t, uint32_t> duration_index_;
   bool have_ts_ = false;
 
   bool have_last_track_ = false;

@@ -86,9 +86,23 @@ struct FlowPoint {
   bool bind_enclosing = false;  // "bp":"e": attach to the slice enclosing ts
 };
 
+// Count, total, min and max of the slices of one (category, name, kind): what the aggregate
+// table needs, kept even when the slices themselves are not.
+struct DurationStat {
+  uint32_t cat = 0;
+  uint32_t name = 0;
+  SliceKind kind = SliceKind::kSync;
+  uint64_t count = 0;
+  int64_t total_ns = 0;
+  int64_t min_ns = INT64_MAX;
+  int64_t max_ns = 0;
+};
+
 struct ModelOptions {
+  bool keep_slices = true;    // false: only duration_stats (summary)
   bool keep_args = false;     // keep each slice's args as JSON text (view)
   bool assign_lanes = false;  // compute slice lanes per track (view)
+  bool keep_flows = false;    // collect flow points (view; the summary has no use for them)
 };
 
 struct TraceModel {
@@ -96,7 +110,8 @@ struct TraceModel {
   std::vector<std::string> args_json;  // [0] = "" (no args); each distinct args object once
   std::vector<Process> processes;
   std::vector<Track> tracks;
-  std::vector<Slice> slices;
+  std::vector<Slice> slices;  // empty unless ModelOptions::keep_slices
+  std::vector<DurationStat> duration_stats;
   std::vector<Instant> instants;
   std::vector<CounterSeries> counters;
   std::vector<FlowPoint> flow_points;
@@ -117,7 +132,7 @@ TraceModel build_model(const LoadedTrace& trace, const ModelOptions& options = {
 // The same from a file read in chunks (stream_events): memory stays small and warm, which is
 // what makes `summary` fast. Fills `info` (truncation, sizes).
 TraceModel stream_model(const std::string& path, const ModelOptions& options, StreamInfo* info,
-                        size_t chunk_bytes = 8 << 20);
+                        size_t chunk_bytes = 1 << 20);
 
 // Device processes (cpu/0, gpu/0, "cpu pinned/", ...) are drawn first.
 bool is_device_process_name(std::string_view name);

@@ -106,6 +106,7 @@ ViewResult write_view(const std::string& input, const std::string& output, int l
   ModelOptions options;
   options.keep_args = true;
   options.assign_lanes = true;
+  options.keep_flows = true;
   StreamInfo info;
   TraceModel model = stream_model(input, options, &info);
   ViewResult result;
