@@ -61,4 +61,7 @@ NANOMX_DLL int MXProfileSetMarker(ProfileHandle domain, const char* instant_mark
 }
 #endif
 
+/* NDArray, operators and the rest of the runtime. */
+#include "nanomx/c_api_ndarray.h"
+
 #endif /* NANOMX_C_API_H_ */

@@ -18,41 +18,43 @@ namespace {
 std::atomic<ServerProfilerSender> g_server_sender{nullptr};
 
 enum class HandleKind : uint32_t { kDomain, kDuration, kCounter };
-constexpr uint32_t kHandleMagic = 0x6e6d7870;  // "nmxp"
 
-// What a ProfileHandle points at. The magic and kind catch a wrong kind of handle (a domain
-// passed where a task is expected) and most stale handles without a lookup per call.
+// What a ProfileHandle points at.
 struct ProfileObject {
-  uint32_t magic = kHandleMagic;
   HandleKind kind;
   std::unique_ptr<prof::Domain> domain;
   std::unique_ptr<prof::Duration> duration;
   std::unique_ptr<prof::Counter> counter;
 };
 
+// Every handle given out and not destroyed (domains are never destroyed, as MXNet). A handle is
+// used only after it is found here, so a stale, foreign or wrong-kind handle is an error, never
+// a dereference. The set itself is never freed: handles stay usable in exit-time code.
 std::mutex g_handles_mutex;
-std::unordered_set<ProfileObject*> g_live_handles;  // tasks, frames, events, counters
-std::vector<std::unique_ptr<ProfileObject>>& domains() {
-  static auto* list = new std::vector<std::unique_ptr<ProfileObject>>();  // never freed, as MXNet
-  return *list;
+std::unordered_set<ProfileObject*>& live_handles() {
+  static auto* set = new std::unordered_set<ProfileObject*>();
+  return *set;
 }
 
-ProfileObject* as_object(ProfileHandle handle, HandleKind kind, const char* function) {
+// Runs use(object) with the handle checked and kept alive (the lock is held) meanwhile.
+template <typename Use>
+void with_object(ProfileHandle handle, HandleKind kind, const char* function, Use&& use) {
   check_not_null(handle, function, "the profile handle");
-  auto* object = static_cast<ProfileObject*>(handle);
   static const char* kKindNames[] = {"domain", "task, frame or event", "counter"};
-  NANOMX_CHECK(object->magic == kHandleMagic)
+  std::lock_guard<std::mutex> lock(g_handles_mutex);
+  auto* object = static_cast<ProfileObject*>(handle);
+  NANOMX_CHECK(live_handles().count(object) != 0)
       << function << ": the handle is not a live profiler object (destroyed, or never created)";
   NANOMX_CHECK(object->kind == kind)
       << function << ": expected a " << kKindNames[static_cast<int>(kind)] << " handle, got a "
       << kKindNames[static_cast<int>(object->kind)] << " handle";
-  return object;
+  use(object);
 }
 
 ProfileHandle keep(std::unique_ptr<ProfileObject> object) {
   ProfileObject* raw = object.release();
   std::lock_guard<std::mutex> lock(g_handles_mutex);
-  g_live_handles.insert(raw);
+  live_handles().insert(raw);
   return raw;
 }
 
@@ -192,9 +194,7 @@ int MXProfileCreateDomain(const char* domain, ProfileHandle* out) {
   auto object = std::make_unique<ProfileObject>();
   object->kind = HandleKind::kDomain;
   object->domain = std::make_unique<prof::Domain>(name);
-  *out = object.get();
-  std::lock_guard<std::mutex> lock(g_handles_mutex);
-  domains().push_back(std::move(object));
+  *out = keep(std::move(object));
   NANOMX_API_END();
 }
 
@@ -203,8 +203,10 @@ template <typename Make>
 int create_object(const char* function, ProfileHandle domain, const char* name, const char* what,
                   ProfileHandle* out, HandleKind kind, Make make) {
   NANOMX_API_BEGIN_UNPROFILED();
-  const prof::Domain* d =
-      domain ? as_object(domain, HandleKind::kDomain, function)->domain.get() : nullptr;
+  const prof::Domain* d = nullptr;  // domains are never freed, so the pointer stays valid
+  if (domain)
+    with_object(domain, HandleKind::kDomain, function,
+                [&](ProfileObject* o) { d = o->domain.get(); });
   std::string n = checked_name(name, function, what);
   check_not_null(out, function, "out");
   auto object = std::make_unique<ProfileObject>();
@@ -258,42 +260,47 @@ int MXProfileDestroyHandle(ProfileHandle frame_handle) {
   {
     std::lock_guard<std::mutex> lock(g_handles_mutex);
     // Unknown handles and domains (kept for the process's life, as MXNet) are ignored.
-    if (g_live_handles.erase(object) == 0) return 0;
+    auto it = live_handles().find(object);
+    if (it == live_handles().end() || object->kind == HandleKind::kDomain) return 0;
+    live_handles().erase(it);
     owned.reset(object);
-    object->magic = 0;
   }
   NANOMX_API_END();
 }
 
 int MXProfileDurationStart(ProfileHandle duration_handle) {
   NANOMX_API_BEGIN_UNPROFILED();
-  as_object(duration_handle, HandleKind::kDuration, "MXProfileDurationStart")->duration->start();
+  with_object(duration_handle, HandleKind::kDuration, "MXProfileDurationStart",
+              [](ProfileObject* o) { o->duration->start(); });
   NANOMX_API_END();
 }
 
 int MXProfileDurationStop(ProfileHandle duration_handle) {
   NANOMX_API_BEGIN_UNPROFILED();
-  as_object(duration_handle, HandleKind::kDuration, "MXProfileDurationStop")->duration->stop();
+  with_object(duration_handle, HandleKind::kDuration, "MXProfileDurationStop",
+              [](ProfileObject* o) { o->duration->stop(); });
   NANOMX_API_END();
 }
 
 int MXProfileSetCounter(ProfileHandle counter_handle, uint64_t value) {
   NANOMX_API_BEGIN_UNPROFILED();
-  as_object(counter_handle, HandleKind::kCounter, "MXProfileSetCounter")->counter->set_value(value);
+  with_object(counter_handle, HandleKind::kCounter, "MXProfileSetCounter",
+              [&](ProfileObject* o) { o->counter->set_value(value); });
   NANOMX_API_END();
 }
 
 int MXProfileAdjustCounter(ProfileHandle counter_handle, int64_t by_value) {
   NANOMX_API_BEGIN_UNPROFILED();
-  as_object(counter_handle, HandleKind::kCounter, "MXProfileAdjustCounter")
-      ->counter->increment(by_value);
+  with_object(counter_handle, HandleKind::kCounter, "MXProfileAdjustCounter",
+              [&](ProfileObject* o) { o->counter->increment(by_value); });
   NANOMX_API_END();
 }
 
 int MXProfileSetMarker(ProfileHandle domain, const char* instant_marker_name, const char* scope) {
   NANOMX_API_BEGIN_UNPROFILED();
-  const prof::Domain* d =
-      as_object(domain, HandleKind::kDomain, "MXProfileSetMarker")->domain.get();
+  const prof::Domain* d = nullptr;
+  with_object(domain, HandleKind::kDomain, "MXProfileSetMarker",
+              [&](ProfileObject* o) { d = o->domain.get(); });
   std::string name = checked_name(instant_marker_name, "MXProfileSetMarker", "the marker name");
   check_not_null(scope, "MXProfileSetMarker", "scope");
   prof::Marker(*d, name).mark(prof::parse_marker_scope(scope));

@@ -122,6 +122,10 @@ TEST(ProfilerCApi, BadHandlesAndNamesNeverCrash) {
   EXPECT_EQ(MXProfileSetMarker(domain, "m", nullptr), -1);
   int local = 0;
   EXPECT_EQ(MXProfileDestroyHandle(&local), 0);  // unknown handles are ignored, as MXNet
+  EXPECT_EQ(MXProfileDestroyHandle(task), 0);
+  EXPECT_EQ(MXProfileDestroyHandle(counter), 0);
+  EXPECT_EQ(MXProfileDurationStart(task), -1);  // a destroyed handle is refused, not followed
+  EXPECT_THAT(last_error(), HasSubstr("not a live profiler object"));
 }
 
 TEST(ProfilerCApi, AggregatePrintFormatsAndValidation) {
