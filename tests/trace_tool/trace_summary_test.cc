@@ -120,6 +120,37 @@ TEST(TraceSummary, MissingFileAndBadOptionsFail) {
       << bad_category.output;
 }
 
+// The command line reads in chunks (stream_events); every chunk size, down to one byte, must give
+// the table the whole-file reader gives, whatever the layout (one event per line, MXNet's pretty
+// printing, an array form, a truncated tail).
+TEST(TraceSummary, ChunkedReadingMatchesWholeFileReading) {
+  for (const char* name : {"nanomx.json", "mxnet_pretty.json", "torch_x.json", "truncated.json"}) {
+    std::string whole = summarize(fixture(name));
+    for (size_t chunk : {1, 2, 7, 64, 333, 4096}) {
+      StreamInfo info;
+      ModelOptions options;
+      options.keep_slices = false;
+      TraceModel model = stream_model(fixture(name), options, &info, chunk);
+      std::string streamed = format_table(display_rows(aggregate(model), SortKey::kTotal, false));
+      EXPECT_EQ(streamed, whole) << name << " read in chunks of " << chunk << " bytes";
+      EXPECT_EQ(info.truncated, std::string(name) == "truncated.json") << name;
+      EXPECT_EQ(info.ignored_bytes, info.truncated ? 36u : 0u) << name << ", chunk " << chunk;
+    }
+  }
+}
+
+TEST(TraceSummary, ChunkedReadingReportsBadEventsWithTheirOffset) {
+  try {
+    StreamInfo info;
+    stream_model(fixture("malformed.json"), ModelOptions{}, &info, 16);
+    FAIL() << "malformed.json was accepted";
+  } catch (const TraceError& error) {
+    EXPECT_NE(std::string(error.what()).find("event 1 (bytes 55-92) is not valid JSON"),
+              std::string::npos)
+        << error.what();
+  }
+}
+
 TEST(TraceSummary, EpochMicrosecondTimestampsKeepNanosecondDurations) {
   // 1.7e15 µs * 1000 does not fit a double's mantissa; integers must convert exactly.
   std::string text =

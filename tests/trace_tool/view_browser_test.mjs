@@ -156,6 +156,30 @@ try {
   check(share > 0.03 && colors.size > 20, 'screenshot is not blank (' + (share * 100).toFixed(1) + '% non-white, ' + colors.size + ' colours)');
 
   await page.waitForTimeout(300);  // give a stray handler time to fire
+
+  // The other fixtures' layouts (MXNet's 64-bit pids and tids, torch's string pid and flow
+  // events, no events at all) load without an error and report their counts.
+  const emptyTrace = path.join(workDir, 'empty_events.json');
+  fs.writeFileSync(emptyTrace, '{"traceEvents":[]}');
+  const others = [
+    // MXNet: threads dot+sum on cpu/0 (2), the shadow tasks, the API calls, the frame, the
+    // marker (1 each), and the counters "MXNet C API Calls" and "bytes": 8 rows.
+    [path.join(fixtureDir, 'mxnet_pretty.json'), '33', '8'],
+    // torch: threads 1 and 2 of "CPU functions", thread 1 of pid 7: 3 rows.
+    [path.join(fixtureDir, 'torch_x.json'), '8', '3'],
+    [emptyTrace, '0', '0'],
+  ];
+  for (const [trace, events, rowCount] of others) {
+    const otherPage = path.join(workDir, path.basename(trace, '.json') + '.html');
+    execFileSync(tool, ['view', trace, '-o', otherPage], { stdio: 'inherit' });
+    await page.goto(url.pathToFileURL(otherPage).href);
+    await page.waitForSelector('#status[data-ready="1"]', { timeout: 30000 });
+    const data = await page.$eval('#status', (el) => ({ ...el.dataset }));
+    check(data.events === events && data.rows === rowCount,
+      path.basename(trace) + ': ' + data.events + ' events, ' + data.rows + ' rows (expected ' + events + ', ' + rowCount + ')');
+    await page.keyboard.press('w');
+    await page.mouse.click(700, 120);
+  }
 } finally {
   await browser.close();
   fs.rmSync(userDataDir, { recursive: true, force: true });
