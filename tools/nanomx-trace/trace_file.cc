@@ -233,17 +233,6 @@ bool is_gzip_file(const std::string& path) {
   return got == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
 }
 
-std::string read_file_contents(const std::string& path) {
-  std::string text;
-  size_t file_bytes = 0;
-  if (is_gzip_file(path)) {
-    read_gzip_file(path, &text, &file_bytes);
-  } else {
-    read_stdio_file(path, &text, &file_bytes);
-  }
-  return text;
-}
-
 std::unique_ptr<LoadedTrace> load_trace(const std::string& path) {
   std::string text;
   size_t file_bytes = 0;

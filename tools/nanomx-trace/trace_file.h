@@ -61,7 +61,4 @@ StreamInfo stream_events(const std::string& path, const EventCallback& on_event,
 // True when the first bytes are the gzip magic number.
 bool is_gzip_file(const std::string& path);
 
-// The whole content of a file, gunzipped when it is gzip-compressed.
-std::string read_file_contents(const std::string& path);
-
 }  // namespace nanomx::trace
