@@ -42,6 +42,16 @@ TEST(TraceConvert, RoundTripIsByteIdentical) {
   EXPECT_EQ(compressed.output.find('\r'), std::string::npos);
 }
 
+TEST(TraceConvert, DrawsAProgressBarOnATerminal) {
+  // util-linux's `script` runs the command on a pseudo-terminal.
+  std::string out = ::testing::TempDir() + "/progress.json.gz";
+  auto result = run_command("script -qec '" + tool() + " convert " + fixture("mxnet_pretty.json") +
+                            " -o " + out + "' /dev/null");
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("\rconvert [#########################] 100%"), std::string::npos)
+      << result.output;
+}
+
 TEST(TraceConvert, NothingToConvertIsAnError) {
   std::string out = ::testing::TempDir() + "/plain_again.json";
   auto result = run_command(tool() + " convert " + fixture("nanomx.json") + " -o " + out);
