@@ -26,8 +26,9 @@
 
 namespace nanomx::engine {
 
-// MXNet's FnProperty. kAsync, kDeleteVar and kNoSkip run on the thread that releases them (the
-// pushing thread when ready at push); kNoSkip runs even when its inputs hold an error.
+// MXNet's FnProperty. kAsync and kDeleteVar operations that are ready at push time run inline on
+// the pushing thread (the rest on the device's workers); kNoSkip runs even when its inputs hold
+// an error. The other properties are accepted and scheduled as kNormal.
 enum class FnProperty {
   kNormal = 0,
   kCopyFromGPU = 1,
@@ -51,9 +52,10 @@ struct PushOptions {
   // The profiler mode this push belongs to: kImperative for imperative ops, kSymbolic for an
   // executor's.
   uint32_t profile_mode = profiler::kImperative;
-  // Recorded in the event's args; copied only when the push is profiled.
-  std::span<const Shape> input_shapes;
-  std::span<const Shape> output_shapes;
+  // Recorded in the event's args; copied (into the operation, without allocating for up to 8
+  // shapes of 24 dims in all) only when the push is profiled.
+  std::span<const Shape* const> input_shapes;
+  std::span<const Shape* const> output_shapes;
 };
 
 enum class EngineType { kThreadedPerDevice, kNaive };

@@ -34,10 +34,23 @@ void init_opr_block(OprBlock& op, Context ctx, std::span<const VarHandle> reads,
   if (op.profiled) {
     op.slot = ctx.profiler_slot();
     op.num_input_shapes = options.input_shapes.size();
+    op.num_shapes = options.input_shapes.size() + options.output_shapes.size();
+    size_t total_dims = 0;
     for (auto shapes : {options.input_shapes, options.output_shapes}) {
-      for (const Shape& s : shapes) {
-        op.ndims.push_back(s.ndim());
-        op.dims.insert(op.dims.end(), s.dims().begin(), s.dims().end());
+      for (const Shape* s : shapes) total_dims += static_cast<size_t>(s->ndim());
+    }
+    const bool fits =
+        total_dims <= OprBlock::kInlineDims && op.num_shapes <= OprBlock::kInlineShapes;
+    if (!fits) {
+      op.dims_heap.resize(std::max<size_t>(total_dims, 1));
+      op.ndims_heap.resize(op.num_shapes);
+    }
+    int64_t* dims = fits ? op.dims_inline : op.dims_heap.data();
+    int* ndims = fits ? op.ndims_inline : op.ndims_heap.data();
+    for (auto shapes : {options.input_shapes, options.output_shapes}) {
+      for (const Shape* s : shapes) {
+        *ndims++ = s->ndim();
+        dims = std::copy(s->dims().begin(), s->dims().end(), dims);
       }
     }
     static const profiler::NameId kOperatorCategory = profiler::intern("operator");
@@ -60,23 +73,23 @@ std::exception_ptr wrap_error(const OprBlock& op) {
 }
 
 void record(const OprBlock& op, uint64_t begin, uint64_t end) {
-  constexpr size_t kInline = 8;
-  profiler::ShapeView inline_views[kInline];
+  profiler::ShapeView inline_views[OprBlock::kInlineShapes];
   std::vector<profiler::ShapeView> heap_views;
   profiler::ShapeView* views = inline_views;
-  if (op.ndims.size() > kInline) {
-    heap_views.resize(op.ndims.size());
+  if (op.num_shapes > OprBlock::kInlineShapes) {
+    heap_views.resize(op.num_shapes);
     views = heap_views.data();
   }
-  const int64_t* dims = op.dims.data();
-  for (size_t i = 0; i < op.ndims.size(); ++i) {
-    views[i] = {dims, op.ndims[i]};
-    dims += op.ndims[i];
+  const int64_t* dims = op.dims();
+  const int* ndims = op.ndims();
+  for (size_t i = 0; i < op.num_shapes; ++i) {
+    views[i] = {dims, ndims[i]};
+    dims += ndims[i];
   }
   profiler::OperatorShapes shapes{
       std::span<const profiler::ShapeView>(views, op.num_input_shapes),
       std::span<const profiler::ShapeView>(views + op.num_input_shapes,
-                                           op.ndims.size() - op.num_input_shapes)};
+                                           op.num_shapes - op.num_input_shapes)};
   profiler::record_operator(op.name_id, op.slot, begin, end, shapes, op.flow_id);
 }
 }  // namespace

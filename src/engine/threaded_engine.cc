@@ -35,6 +35,7 @@ class WorkerPool {
     for (auto& t : threads_) t.join();
   }
   void push(OprBlock* op, bool front) {
+    bool wake;
     {
       std::lock_guard lock(mutex_);
       if (front) {
@@ -42,8 +43,9 @@ class WorkerPool {
       } else {
         queue_.push_back(op);
       }
+      wake = sleepers_ > 0;
     }
-    cv_.notify_one();
+    if (wake) cv_.notify_one();
   }
 
  private:
@@ -52,7 +54,11 @@ class WorkerPool {
       OprBlock* op;
       {
         std::unique_lock lock(mutex_);
-        cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+        if (queue_.empty() && !stop_) {
+          ++sleepers_;
+          cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+          --sleepers_;
+        }
         if (queue_.empty()) return;  // stopping, nothing left
         op = queue_.front();
         queue_.pop_front();
@@ -60,6 +66,8 @@ class WorkerPool {
       execute_(op);
     }
   }
+
+  int sleepers_ = 0;  // guarded by mutex_
 
   Executor execute_;
   std::mutex mutex_;
@@ -259,8 +267,9 @@ class ThreadedEngine final : public Engine {
   }
 
   void dispatch(OprBlock* op, bool at_push) {
-    const bool inline_prop = op->prop == FnProperty::kAsync || op->prop == FnProperty::kDeleteVar ||
-                             op->prop == FnProperty::kNoSkip;
+    // As MXNet: only async and delete-var operations run inline on the pushing thread;
+    // everything else (WaitForVar included) runs on the device's workers.
+    const bool inline_prop = op->prop == FnProperty::kAsync || op->prop == FnProperty::kDeleteVar;
     if (at_push && inline_prop) {
       execute(op);
       return;

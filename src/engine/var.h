@@ -40,9 +40,17 @@ struct OprBlock {
   bool profiled = false;
   int slot = 0;
   uint64_t flow_id = 0;
-  std::vector<int64_t> dims;  // shapes for the trace, inputs then outputs
-  std::vector<int> ndims;
+  // Shapes for the trace, inputs then outputs: inline when they fit, else on the heap.
+  static constexpr size_t kInlineDims = 24;
+  static constexpr size_t kInlineShapes = 8;
+  int64_t dims_inline[kInlineDims];
+  int ndims_inline[kInlineShapes];
+  std::vector<int64_t> dims_heap;
+  std::vector<int> ndims_heap;
+  size_t num_shapes = 0;
   size_t num_input_shapes = 0;
+  const int64_t* dims() const { return dims_heap.empty() ? dims_inline : dims_heap.data(); }
+  const int* ndims() const { return ndims_heap.empty() ? ndims_inline : ndims_heap.data(); }
   std::atomic<int> wait{0};
 };
 

@@ -137,7 +137,7 @@ void NDArray::copy_from(const NDArray& src) const {
   engine::PushOptions options;
   options.name = "_copyto";
   options.name_id = kName;
-  const Shape shapes[] = {shape_};
+  const Shape* shapes[] = {&shape_};
   options.input_shapes = shapes;
   options.output_shapes = shapes;
   const engine::VarHandle reads[] = {src.chunk_->var};

@@ -325,11 +325,12 @@ std::vector<NDArray> invoke(const Op& op, std::span<const NDArray> inputs, const
   engine::PushOptions options;
   options.name = op.engine_name.c_str();
   options.name_id = op.engine_name_id;
-  std::vector<Shape> in_shapes;
-  const Shape out_shapes[] = {out.shape()};
-  if (profiler::active(options.profile_mode)) {
-    for (const NDArray& a : in) in_shapes.push_back(a.shape());
-    options.input_shapes = in_shapes;
+  // Pointers into the inputs' heap buffer: still valid after `in` is moved into the kernel.
+  const Shape* in_shapes[8];
+  const Shape* out_shapes[] = {&out.shape()};
+  if (in.size() <= 8 && profiler::active(options.profile_mode)) {
+    for (size_t i = 0; i < in.size(); ++i) in_shapes[i] = &in[i].shape();
+    options.input_shapes = std::span<const Shape* const>(in_shapes, in.size());
     options.output_shapes = out_shapes;
   }
   engine::Engine::get().push(

@@ -201,6 +201,11 @@ TYPED_TEST(OpsTyped, Fills) {
   expect_close(values_of<T>(run("_ones", {}, {{"shape", "(1,2)"}, {"dtype", dt}})),
                std::vector<T>(2, from_double<T>(1)), 0.0, "_ones");
   EXPECT_EQ(run("_zeros", {}, {{"shape", "(0,3)"}, {"dtype", dt}}).size(), 0);
+  // Into a given array without 'shape': the array's shape and dtype.
+  NDArray given(Shape{3}, Context::cpu(0), test::dtype_of<T>());
+  const NDArray outs[] = {given};
+  invoke("_full", {}, {{"value", "2"}}, outs);
+  expect_close(values_of<T>(given), std::vector<T>(3, from_double<T>(2)), 0.0, "_full into");
 }
 
 // Reference gather: out[idx] = in[map(idx)].

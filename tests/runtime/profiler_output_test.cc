@@ -3,11 +3,14 @@
 // counters back at their start value once the arrays are freed.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "nanomx/engine.h"
 #include "nanomx/ops.h"
@@ -51,7 +54,26 @@ TEST(ProfilerOutput, OperatorsMemoryAndFlowsOfASmallProgram) {
     NDArray t = ops::invoke("transpose", std::vector<NDArray>{b})[0];
     NDArray c = ops::invoke("dot", std::vector<NDArray>{b, t})[0];
     NDArray s = ops::invoke("sum", std::vector<NDArray>{c})[0];
+    // A write still pending when we wait, so that the wait pushes a WaitForVar operator (a wait
+    // on an array with nothing pending returns at once, as MXNet). It is released from another
+    // thread once the main thread is (almost certainly) blocked in the wait.
+    std::atomic<bool> release{false};
+    static const profiler::NameId kSlow = profiler::intern("slow_producer");
+    engine::PushOptions options;
+    options.name = "slow_producer";
+    options.name_id = kSlow;
+    const engine::VarHandle writes[] = {s.var()};
+    engine.push(
+        [&release] {
+          while (!release.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        },
+        s.ctx(), {}, writes, options);
+    std::thread releaser([&release] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      release = true;
+    });
     EXPECT_EQ(s.to_vector<float>()[0], 4.0f * 3 * 4);
+    releaser.join();
   }
   engine.wait_all();
   profiler::set_state(profiler::State::kStopped);
@@ -78,7 +100,8 @@ TEST(ProfilerOutput, OperatorsMemoryAndFlowsOfASmallProgram) {
       memory_values.push_back(e["args"]["Memory: cpu/0"].get<double>());
     }
   }
-  for (const char* name : {"_ones", "broadcast_add", "transpose", "dot", "sum", "WaitForVar"}) {
+  for (const char* name :
+       {"_ones", "broadcast_add", "transpose", "dot", "sum", "slow_producer", "WaitForVar"}) {
     EXPECT_TRUE(ops_seen.count(name)) << name;
   }
   ASSERT_TRUE(add_event.is_object());

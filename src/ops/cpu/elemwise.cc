@@ -251,10 +251,11 @@ Plan plan_copyto(const Params&, const std::vector<NDArray>& in, const NDArray* o
   return plan;
 }
 
-Plan plan_fill(const Params& p, double value) {
+// Without a 'shape' attribute, an output array given by the caller sets shape and dtype.
+Plan plan_fill(const Params& p, double value, const NDArray* out) {
   Plan plan;
-  plan.shape = p.get_shape("shape");
-  plan.dtype = p.get_dtype("dtype", DType::kFloat32);
+  plan.shape = p.has("shape") || !out ? p.get_shape("shape") : out->shape();
+  plan.dtype = p.get_dtype("dtype", out && !p.has("shape") ? out->dtype() : DType::kFloat32);
   plan.ctx = parse_ctx(p);
   plan.kernel = [value](const std::vector<NDArray>&, const NDArray& out) {
     dispatch_dtype(out.dtype(), [&](auto tag) {
@@ -305,20 +306,20 @@ void register_elemwise_ops(Registry& r) {
   r.add({.name = "_full",
          .inputs = {},
          .keys = {"shape", "dtype", "value", "ctx"},
-         .plan = [](const Params& p, const std::vector<NDArray>&, const NDArray*) {
-           return plan_fill(p, p.get_float("value"));
+         .plan = [](const Params& p, const std::vector<NDArray>&, const NDArray* out) {
+           return plan_fill(p, p.get_float("value"), out);
          }});
   r.add({.name = "_zeros",
          .inputs = {},
          .keys = {"shape", "dtype", "ctx"},
-         .plan = [](const Params& p, const std::vector<NDArray>&, const NDArray*) {
-           return plan_fill(p, 0.0);
+         .plan = [](const Params& p, const std::vector<NDArray>&, const NDArray* out) {
+           return plan_fill(p, 0.0, out);
          }});
   r.add({.name = "_ones",
          .inputs = {},
          .keys = {"shape", "dtype", "ctx"},
-         .plan = [](const Params& p, const std::vector<NDArray>&, const NDArray*) {
-           return plan_fill(p, 1.0);
+         .plan = [](const Params& p, const std::vector<NDArray>&, const NDArray* out) {
+           return plan_fill(p, 1.0, out);
          }});
 }
 
