@@ -151,6 +151,24 @@ TEST(TraceSummary, ChunkedReadingReportsBadEventsWithTheirOffset) {
   }
 }
 
+// merge reads whole files (load_trace): its errors must be as precise.
+TEST(TraceSummary, WholeFileReaderReportsTheSameErrors) {
+  auto message_of = [](const std::string& name) -> std::string {
+    try {
+      load_trace(fixture(name));
+    } catch (const TraceError& error) {
+      return error.what();
+    }
+    return "accepted";
+  };
+  EXPECT_NE(message_of("malformed.json").find("event 1 (bytes 55-92) is not valid JSON"),
+            std::string::npos);
+  EXPECT_NE(message_of("empty.json").find("empty file (0 bytes)"), std::string::npos);
+  EXPECT_NE(message_of("not_json.txt").find("byte 0: not a JSON trace"), std::string::npos);
+  auto cut = load_trace(fixture("truncated.json"));
+  EXPECT_EQ(cut->events.size(), 15u);
+}
+
 TEST(TraceSummary, EpochMicrosecondTimestampsKeepNanosecondDurations) {
   // 1.7e15 µs * 1000 does not fit a double's mantissa; integers must convert exactly.
   std::string text =

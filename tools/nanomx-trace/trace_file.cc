@@ -95,49 +95,64 @@ struct EventsArrayScan {
   std::vector<std::pair<size_t, size_t>> elements;  // [begin, end) of each complete element
 };
 
-// Finds the events array: the document itself, or the value of a top-level "traceEvents" key.
-EventsArrayScan scan_events_array(std::string_view text, const std::string& label) {
+// The offset just past the '[' of the events array, or nullopt when `text` ends first.
+std::optional<size_t> find_events_open(std::string_view text, const std::string& label,
+                                       bool* object_form) {
   Scanner scanner(text);
   size_t pos = scanner.skip_space(0);
-  EventsArrayScan scan;
-  if (text[pos] == '{') {
-    pos = scanner.skip_space(pos + 1);
-    bool found = false;
-    while (pos < text.size()) {
-      if (text[pos] != '"') {
-        throw TraceError(label + ": byte " + std::to_string(pos) +
-                         ": expected a key string, found " + describe_byte(text[pos]));
-      }
-      auto key_end = scanner.skip_string(pos);
-      if (!key_end) break;
-      std::string_view key = text.substr(pos + 1, *key_end - pos - 2);
-      pos = scanner.skip_space(*key_end);
-      if (pos >= text.size()) break;
-      if (text[pos] != ':') {
-        throw TraceError(label + ": byte " + std::to_string(pos) + ": expected ':' after key \"" +
-                         std::string(key) + "\", found " + describe_byte(text[pos]));
-      }
-      pos = scanner.skip_space(pos + 1);
-      if (key == "traceEvents") {
-        if (pos < text.size() && text[pos] != '[') {
-          throw TraceError(label + ": byte " + std::to_string(pos) +
-                           ": \"traceEvents\" must be an array, found " + describe_byte(text[pos]));
-        }
-        found = pos < text.size();
-        break;
-      }
-      auto value_end = scanner.skip_value(pos);
-      if (!value_end) break;
-      pos = scanner.skip_space(*value_end);
-      if (pos < text.size() && text[pos] == ',') pos = scanner.skip_space(pos + 1);
-    }
-    if (!found) {
-      throw TraceError(label + ": the file ends before a \"traceEvents\" array begins");
-    }
-  } else if (text[pos] != '[') {
+  if (pos >= text.size()) return std::nullopt;
+  if (text[pos] == '[') return pos + 1;
+  if (text[pos] != '{') {
     throw TraceError(label + ": byte " + std::to_string(pos) +
                      ": not a JSON trace: expected '{' or '[', found " + describe_byte(text[pos]));
   }
+  *object_form = true;
+  pos = scanner.skip_space(pos + 1);
+  while (pos < text.size()) {
+    if (text[pos] != '"') {
+      throw TraceError(label + ": byte " + std::to_string(pos) + ": expected a key string, found " +
+                       describe_byte(text[pos]));
+    }
+    auto key_end = scanner.skip_string(pos);
+    if (!key_end) return std::nullopt;
+    std::string_view key = text.substr(pos + 1, *key_end - pos - 2);
+    pos = scanner.skip_space(*key_end);
+    if (pos >= text.size()) return std::nullopt;
+    if (text[pos] != ':') {
+      throw TraceError(label + ": byte " + std::to_string(pos) + ": expected ':' after key \"" +
+                       std::string(key) + "\", found " + describe_byte(text[pos]));
+    }
+    pos = scanner.skip_space(pos + 1);
+    if (pos >= text.size()) return std::nullopt;
+    if (key == "traceEvents") {
+      if (text[pos] != '[') {
+        throw TraceError(label + ": byte " + std::to_string(pos) +
+                         ": \"traceEvents\" must be an array, found " + describe_byte(text[pos]));
+      }
+      return pos + 1;
+    }
+    auto value_end = scanner.skip_value(pos);
+    if (!value_end || *value_end >= text.size()) return std::nullopt;
+    pos = scanner.skip_space(*value_end);
+    if (pos < text.size() && text[pos] == ',') pos = scanner.skip_space(pos + 1);
+    if (pos < text.size() && text[pos] == '}') {
+      throw TraceError(label +
+                       ": the top-level object has no \"traceEvents\" key; expected "
+                       "{\"traceEvents\": [...]}");
+    }
+  }
+  return std::nullopt;
+}
+
+// Finds the events array (the document itself, or the value of a top-level "traceEvents" key)
+// and the byte span of each complete element in it.
+EventsArrayScan scan_events_array(std::string_view text, const std::string& label) {
+  Scanner scanner(text);
+  bool object_form = false;
+  auto open = find_events_open(text, label, &object_form);
+  if (!open) throw TraceError(label + ": the file ends before a \"traceEvents\" array begins");
+  EventsArrayScan scan;
+  size_t pos = *open - 1;
   scan.open = pos;
   scan.last_complete_end = pos + 1;
   pos = scanner.skip_space(pos + 1);
@@ -380,55 +395,6 @@ class ByteSource {
   size_t file_bytes_ = 0;
   size_t total_ = 0;
 };
-
-// The offset just past the '[' of the events array, or nullopt when `text` ends first.
-std::optional<size_t> find_events_open(std::string_view text, const std::string& label,
-                                       bool* object_form) {
-  Scanner scanner(text);
-  size_t pos = scanner.skip_space(0);
-  if (pos >= text.size()) return std::nullopt;
-  if (text[pos] == '[') return pos + 1;
-  if (text[pos] != '{') {
-    throw TraceError(label + ": byte " + std::to_string(pos) +
-                     ": not a JSON trace: expected '{' or '[', found " + describe_byte(text[pos]));
-  }
-  *object_form = true;
-  pos = scanner.skip_space(pos + 1);
-  while (pos < text.size()) {
-    if (text[pos] != '"') {
-      throw TraceError(label + ": byte " + std::to_string(pos) + ": expected a key string, found " +
-                       describe_byte(text[pos]));
-    }
-    auto key_end = scanner.skip_string(pos);
-    if (!key_end) return std::nullopt;
-    std::string_view key = text.substr(pos + 1, *key_end - pos - 2);
-    pos = scanner.skip_space(*key_end);
-    if (pos >= text.size()) return std::nullopt;
-    if (text[pos] != ':') {
-      throw TraceError(label + ": byte " + std::to_string(pos) + ": expected ':' after key \"" +
-                       std::string(key) + "\", found " + describe_byte(text[pos]));
-    }
-    pos = scanner.skip_space(pos + 1);
-    if (pos >= text.size()) return std::nullopt;
-    if (key == "traceEvents") {
-      if (text[pos] != '[') {
-        throw TraceError(label + ": byte " + std::to_string(pos) +
-                         ": \"traceEvents\" must be an array, found " + describe_byte(text[pos]));
-      }
-      return pos + 1;
-    }
-    auto value_end = scanner.skip_value(pos);
-    if (!value_end || *value_end >= text.size()) return std::nullopt;
-    pos = scanner.skip_space(*value_end);
-    if (pos < text.size() && text[pos] == ',') pos = scanner.skip_space(pos + 1);
-    if (pos < text.size() && text[pos] == '}') {
-      throw TraceError(label +
-                       ": the top-level object has no \"traceEvents\" key; expected "
-                       "{\"traceEvents\": [...]}");
-    }
-  }
-  return std::nullopt;
-}
 
 }  // namespace
 
