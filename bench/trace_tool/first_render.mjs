@@ -1,7 +1,8 @@
 // Opens a page made by `nanomx-trace view` in Debian's headless Chromium and prints, as JSON, the
 // page's own first-render time (performance.now() when the first frame of the timeline is drawn,
-// counted from navigation start: HTML parse, data decode and the draw) and the wall time until the
-// page reported ready. usage: node first_render.mjs PAGE.html [RUNS]
+// counted from navigation start: HTML parse, data decode and the draw), the wall time until the
+// page reported ready, and the draw times of frames while zooming and panning.
+// usage: node first_render.mjs PAGE.html [RUNS]
 import { createRequire } from 'node:module';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -32,8 +33,19 @@ for (let i = 0; i < runs; i++) {
     await tab.waitForSelector('#status[data-ready="1"]', { timeout: 60000 });
     const wall = Date.now() - start;
     const data = await tab.$eval('#status', (el) => ({ ...el.dataset }));
+    // Smoothness: the draw time of frames while zooming in from the whole trace to a few µs
+    // and panning, one key press per frame.
+    await tab.mouse.move(800, 200);
+    const frames = [];
+    for (const key of [...Array(24).fill('w'), ...Array(6).fill('d'), ...Array(24).fill('s')]) {
+      await tab.keyboard.press(key);
+      await tab.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => resolve())));
+      frames.push(Number(await tab.$eval('#status', (el) => el.dataset.lastDrawMs)));
+    }
     if (errors.length) throw new Error('page errors: ' + errors.join('; '));
-    results.push({ firstRenderMs: Number(data.firstRenderMs), readyWallMs: wall, events: Number(data.events), rows: Number(data.rows) });
+    frames.sort((a, b) => a - b);
+    results.push({ firstRenderMs: Number(data.firstRenderMs), readyWallMs: wall, events: Number(data.events), rows: Number(data.rows),
+      drawMedianMs: frames[frames.length >> 1], drawMaxMs: frames[frames.length - 1] });
   } finally {
     await browser.close();
     fs.rmSync(profile, { recursive: true, force: true });

@@ -72,6 +72,8 @@ with tempfile.TemporaryDirectory() as work:
                                        check=True, capture_output=True, text=True).stdout)
     first_render = statistics.median(r["firstRenderMs"] for r in render)
     ready_wall = statistics.median(r["readyWallMs"] for r in render)
+    draw_median = statistics.median(r["drawMedianMs"] for r in render)
+    draw_max = max(r["drawMaxMs"] for r in render)
 
     print(f"trace: {events:,} events, {mb:.1f} MB (synthetic nanomx trace, B/E operators)")
     print(f"{'measure':38} {'value':>14} {'goal':>12}")
@@ -81,3 +83,4 @@ with tempfile.TemporaryDirectory() as work:
     print(f"{'view (nanomx-trace)':38} {view_s:>12.2f} s {'< 5 s':>12}")
     print(f"{'  page size':38} {page_size / 1e6:>11.1f} MB {'<= ' + format(mb / 2, '.1f') + ' MB':>12}  ({page_size / size:.1%} of input)")
     print(f"{'first render in headless Chromium':38} {first_render:>11.0f} ms {'< 2000 ms':>12}  (ready after {ready_wall:.0f} ms wall incl. browser start)")
+    print(f"{'  frame draw while zooming/panning':38} {draw_median:>11.1f} ms {'':>12}  (median; slowest {draw_max:.1f} ms)")
