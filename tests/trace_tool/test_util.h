@@ -1,9 +1,12 @@
 // Helpers shared by the nanomx-trace tests: running the tool and reading files.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -47,5 +50,22 @@ inline std::string fixture(const std::string& name) {
 }
 
 inline std::string tool() { return NANOMX_TRACE_TOOL; }
+
+// A folder of this test process's own under the temporary directory, so that several builds
+// running these tests at once (a developer's and CI's) never share a file. Removed at exit.
+inline std::string scratch_dir() {
+  struct Scratch {
+    std::string path;
+    Scratch() : path(::testing::TempDir() + "/nanomx-trace-test-" + std::to_string(getpid())) {
+      std::filesystem::create_directories(path);
+    }
+    ~Scratch() {
+      std::error_code ignored;
+      std::filesystem::remove_all(path, ignored);
+    }
+  };
+  static const Scratch scratch;
+  return scratch.path;
+}
 
 }  // namespace nanomx::trace::testing

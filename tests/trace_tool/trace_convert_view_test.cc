@@ -18,7 +18,7 @@ using testing::tool;
 using testing::write_text;
 
 TEST(TraceConvert, RoundTripIsByteIdentical) {
-  std::string dir = ::testing::TempDir();
+  std::string dir = testing::scratch_dir();
   std::string gz = dir + "/roundtrip.json.gz", back = dir + "/roundtrip.json";
   // Several megabytes, so the streaming loop runs over many chunks.
   std::string big = "[";
@@ -44,7 +44,7 @@ TEST(TraceConvert, RoundTripIsByteIdentical) {
 
 TEST(TraceConvert, DrawsAProgressBarOnATerminal) {
   // util-linux's `script` runs the command on a pseudo-terminal.
-  std::string out = ::testing::TempDir() + "/progress.json.gz";
+  std::string out = testing::scratch_dir() + "/progress.json.gz";
   auto result = run_command("script -qec '" + tool() + " convert " + fixture("mxnet_pretty.json") +
                             " -o " + out + "' /dev/null");
   EXPECT_EQ(result.exit_code, 0) << result.output;
@@ -53,14 +53,14 @@ TEST(TraceConvert, DrawsAProgressBarOnATerminal) {
 }
 
 TEST(TraceConvert, NothingToConvertIsAnError) {
-  std::string out = ::testing::TempDir() + "/plain_again.json";
+  std::string out = testing::scratch_dir() + "/plain_again.json";
   auto result = run_command(tool() + " convert " + fixture("nanomx.json") + " -o " + out);
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_NE(result.output.find("is not gzip-compressed and"), std::string::npos) << result.output;
 }
 
 TEST(TraceConvert, CutGzipStreamIsAnErrorAndLeavesNoOutput) {
-  std::string dir = ::testing::TempDir();
+  std::string dir = testing::scratch_dir();
   std::string gz = dir + "/cut.json.gz", cut = dir + "/cut_short.json.gz";
   std::string out = dir + "/cut_out.json";
   convert_file(fixture("mxnet_pretty.json"), gz, false);
@@ -74,7 +74,7 @@ TEST(TraceConvert, CutGzipStreamIsAnErrorAndLeavesNoOutput) {
 }
 
 TEST(TraceView, PageIsSelfContained) {
-  std::string page_path = ::testing::TempDir() + "/self_contained.html";
+  std::string page_path = testing::scratch_dir() + "/self_contained.html";
   ViewResult result = write_view(fixture("nanomx.json"), page_path);
   EXPECT_EQ(result.events, 21u);
   // Threads with events: cpu/0 worker 0, main (API), the marker's and the event's thread; plus
@@ -95,7 +95,7 @@ TEST(TraceView, PageIsSelfContained) {
 
 TEST(TraceView, BadInputIsAnError) {
   auto result = run_command(tool() + " view " + fixture("not_json.txt") + " -o " +
-                            ::testing::TempDir() + "/never.html");
+                            testing::scratch_dir() + "/never.html");
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_NE(result.output.find("not a JSON trace"), std::string::npos);
 }

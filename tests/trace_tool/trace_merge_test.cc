@@ -94,7 +94,7 @@ std::map<int, std::pair<int64_t, int64_t>> clock_log(const std::string& trace_pa
 }
 
 TEST(TraceMerge, TwoProcessesMarkingOneMomentLineUpWithin10Microseconds) {
-  const std::string dir = ::testing::TempDir();
+  const std::string dir = testing::scratch_dir();
   const std::string a = dir + "/merge_a.json", b = dir + "/merge_b.json";
   const std::string merged = dir + "/merge_out.json";
   constexpr int kMoments = 40;
@@ -184,7 +184,7 @@ TEST(TraceMerge, TwoProcessesMarkingOneMomentLineUpWithin10Microseconds) {
 }
 
 TEST(TraceMerge, FilesWithoutAnAnchorAreKeptUnshiftedAndSaySo) {
-  const std::string dir = ::testing::TempDir();
+  const std::string dir = testing::scratch_dir();
   const std::string merged = dir + "/merge_no_anchor.json";
   auto result = run_command(tool() + " merge " + testing::fixture("torch_x.json") + " " +
                             testing::fixture("mxnet_pretty.json") + " -o " + merged);
@@ -202,8 +202,8 @@ TEST(TraceMerge, FilesWithoutAnAnchorAreKeptUnshiftedAndSaySo) {
 }
 
 TEST(TraceMerge, MissingInputIsAnError) {
-  auto result =
-      run_command(tool() + " merge /nonexistent/a.json -o " + ::testing::TempDir() + "/never.json");
+  auto result = run_command(tool() + " merge /nonexistent/a.json -o " + testing::scratch_dir() +
+                            "/never.json");
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_NE(result.output.find("/nonexistent/a.json: cannot open"), std::string::npos);
   auto no_output = run_command(tool() + " merge " + testing::fixture("nanomx.json"));

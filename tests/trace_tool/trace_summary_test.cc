@@ -73,7 +73,7 @@ TEST(TraceSummary, SortByCountAscendingWithCategoryFilter) {
 }
 
 TEST(TraceSummary, GzipInputGivesTheSameTable) {
-  std::string gz = ::testing::TempDir() + "/summary_gzip.json.gz";
+  std::string gz = testing::scratch_dir() + "/summary_gzip.json.gz";
   auto convert = run_command(tool() + " convert " + fixture("nanomx.json") + " -o " + gz);
   ASSERT_EQ(convert.exit_code, 0) << convert.output;
   EXPECT_EQ(summarize(gz), read_text(fixture("nanomx.expected.txt")));
