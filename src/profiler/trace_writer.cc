@@ -97,6 +97,7 @@ void TraceWriter::close() {
   first_event_ = true;
   described_pids_.clear();
   described_threads_.clear();
+  last_row_key_ = UINT64_MAX;
 }
 
 void TraceWriter::start_file(const std::string& path, DurationEvents durations) {
@@ -231,16 +232,25 @@ void TraceWriter::append_shapes(const Record* following, uint32_t extra) {
 
 void TraceWriter::add(const Record& r, const Record* following, uint32_t extra, uint32_t tid,
                       const TickConverter& clock) {
-  uint32_t pid;
-  if (r.kind == RecordKind::kOperator || r.kind == RecordKind::kFlowFinish) {
-    pid = r.slot;
-    ensure_process(pid, 0);
-  } else {
-    bool fresh = false;
-    pid = pid_of_category(r.category, &fresh);
-    ensure_process(pid, r.category);
+  // Consecutive records of one thread mostly land on the same row: skip the lookups then.
+  bool device_row = r.kind == RecordKind::kOperator || r.kind == RecordKind::kFlowFinish;
+  uint64_t row_key =
+      (device_row ? (uint64_t{1} << 63) | (uint64_t{r.slot} << 32) : uint64_t{r.category} << 32) |
+      tid;
+  uint32_t pid = last_row_pid_;
+  if (row_key != last_row_key_) {
+    if (device_row) {
+      pid = r.slot;
+      ensure_process(pid, 0);
+    } else {
+      bool fresh = false;
+      pid = pid_of_category(r.category, &fresh);
+      ensure_process(pid, r.category);
+    }
+    ensure_thread(pid, tid);
+    last_row_key_ = row_key;
+    last_row_pid_ = pid;
   }
-  ensure_thread(pid, tid);
 
   auto open_event = [&](const char* phase, uint64_t ns) {
     begin_event();

@@ -62,6 +62,8 @@ class TraceWriter {
   // Per file: which process and thread rows already have their metadata in it.
   std::unordered_set<uint32_t> described_pids_;
   std::unordered_set<uint64_t> described_threads_;
+  uint64_t last_row_key_ = UINT64_MAX;  // the (row, thread) of the previous record
+  uint32_t last_row_pid_ = 0;
   // Per process: JSON-escaped names by id, and the pid given to each category.
   std::vector<std::string> escaped_names_;
   std::unordered_map<NameId, uint32_t> category_pids_;
