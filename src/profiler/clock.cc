@@ -57,13 +57,52 @@ bool use_tsc = false;
 uint64_t now_ticks_slow() { return monotonic_ns(); }
 }  // namespace detail
 
+namespace {
+// A (ticks, CLOCK_MONOTONIC) pair read as close together as possible: the monotonic read is
+// bracketed by two tick reads and the tightest of several tries wins. A single read can be
+// late by tens of µs (first vDSO use, preemption), which would tilt the tick rate and shift
+// the time-zero anchor that merges rely on.
+struct ClockPair {
+  uint64_t ticks;
+  uint64_t monotonic_ns;
+};
+ClockPair read_clock_pair() {
+  ClockPair best{0, 0};
+  uint64_t best_gap = UINT64_MAX;
+  for (int i = 0; i < 16; ++i) {
+    uint64_t before = now_ticks();
+    uint64_t mono = monotonic_ns();
+    uint64_t after = now_ticks();
+    if (after - before < best_gap) {
+      best_gap = after - before;
+      best = {before + (after - before) / 2, mono};
+    }
+  }
+  return best;
+}
+}  // namespace
+
 __attribute__((constructor(101))) static void init_profiler_clock() {
   detail::use_tsc = tsc_is_invariant();
-  // Read the three clocks as close together as possible; the middle monotonic read is the one
-  // the Unix time is paired with.
-  g_time_zero.ticks = now_ticks();
-  g_time_zero.monotonic_ns = monotonic_ns();
-  g_time_zero.unix_ns = unix_ns();
+  for (int i = 0; i < 4; ++i) {  // warm up the vDSO and the TSC read path
+    (void)monotonic_ns();
+    (void)unix_ns();
+    (void)now_ticks();
+  }
+  ClockPair zero = read_clock_pair();
+  // The Unix time of the same instant, from a realtime read bracketed by monotonic reads.
+  uint64_t best_gap = UINT64_MAX, unix_at_zero = 0;
+  for (int i = 0; i < 16; ++i) {
+    uint64_t m0 = monotonic_ns();
+    uint64_t u = unix_ns();
+    uint64_t m1 = monotonic_ns();
+    if (m1 - m0 < best_gap) {
+      best_gap = m1 - m0;
+      int64_t mid = static_cast<int64_t>(m0 + (m1 - m0) / 2);
+      unix_at_zero = u - static_cast<uint64_t>(mid - static_cast<int64_t>(zero.monotonic_ns));
+    }
+  }
+  g_time_zero = {zero.ticks, zero.monotonic_ns, unix_at_zero};
 }
 
 const TimeZero& time_zero() { return g_time_zero; }
@@ -79,8 +118,9 @@ void TickConverter::anchor_now() {
   if (anchors_.size() == 1 && elapsed < kMinBaselineNs) {
     std::this_thread::sleep_for(std::chrono::nanoseconds(kMinBaselineNs - elapsed));
   }
-  uint64_t ticks = now_ticks();
-  uint64_t ns = monotonic_ns() - g_time_zero.monotonic_ns;
+  ClockPair pair = read_clock_pair();
+  uint64_t ticks = pair.ticks;
+  uint64_t ns = pair.monotonic_ns - g_time_zero.monotonic_ns;
   if (anchors_.size() > 1 && ns - anchors_.back().ns < kMinSpacingNs) return;
   if (ticks <= anchors_.back().ticks || ns <= anchors_.back().ns) return;
   anchors_.push_back({ticks, ns});
