@@ -42,13 +42,10 @@ pid_t spawn_marker(const std::string& out, uint64_t first_deadline, int moments,
   std::vector<char*> argv;
   for (auto& arg : args) argv.push_back(arg.data());
   argv.push_back(nullptr);
-  // The processes record with CLOCK_MONOTONIC ticks. With the TSC clock the profiler's own
-  // ticks-to-ns conversion adds an error that decays from tens of µs at the start of a process
-  // (its time-zero anchor) to zero at its dump, which is the profiler's to fix, not the merge's.
-  std::vector<std::string> env_strings = {"NANOMX_PROFILER_CLOCK=monotonic"};
-  for (char** e = environ; *e; ++e) {
-    if (std::string(*e).rfind("NANOMX_PROFILER_CLOCK=", 0) != 0) env_strings.emplace_back(*e);
-  }
+  // The processes record with the profiler's default clock (the TSC where it is invariant), so
+  // this also checks the profiler's ticks-to-ns anchors.
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e; ++e) env_strings.emplace_back(*e);
   std::vector<char*> envp;
   for (auto& entry : env_strings) envp.push_back(entry.data());
   envp.push_back(nullptr);
