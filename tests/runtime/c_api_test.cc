@@ -5,6 +5,10 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -170,6 +174,40 @@ TEST(CApiNDArray, ListsOperatorNames) {
   for (const char* want : {"broadcast_add", "dot", "_onehot_encode", "choose_element_0index"}) {
     EXPECT_NE(std::find(all.begin(), all.end(), want), all.end()) << want;
   }
+}
+
+TEST(CApiNDArray, CallsAreProfiledAsApiEvents) {
+  const std::string path =
+      (std::filesystem::temp_directory_path() / "nanomx_c_api_profile.json").string();
+  const char* keys[] = {"profile_api", "filename", "continuous_dump"};
+  const char* vals[] = {"true", path.c_str(), "false"};
+  ASSERT_OK(MXSetProfilerConfig(3, keys, vals));
+  ASSERT_OK(MXSetProfilerState(1));
+  NDArrayHandle a = create({4});
+  NDArrayHandle inputs[] = {a};
+  int num_outputs = 0;
+  NDArrayHandle* outputs = nullptr;
+  ASSERT_OK(
+      MXImperativeInvoke(op("negative"), 1, inputs, &num_outputs, &outputs, 0, nullptr, nullptr));
+  NDArrayHandle out = outputs[0];
+  ASSERT_OK(MXNDArrayWaitAll());
+  ASSERT_OK(MXNDArrayFree(out));
+  ASSERT_OK(MXNDArrayFree(a));
+  ASSERT_OK(MXSetProfilerState(0));
+  ASSERT_OK(MXDumpProfile(1));
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  const auto trace = nlohmann::json::parse(text.str());
+  std::set<std::string> calls;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e.value("cat", "") == "MXNET_C_API" && e["ph"] == "b") calls.insert(e["name"]);
+  }
+  for (const char* want : {"MXNDArrayCreateEx", "NNGetOpHandle", "MXImperativeInvoke",
+                           "MXNDArrayWaitAll", "MXNDArrayFree"}) {
+    EXPECT_TRUE(calls.count(want)) << want;
+  }
+  std::filesystem::remove(path);
 }
 
 }  // namespace
