@@ -2,7 +2,9 @@
 #include "nanomx/c_api_ndarray.h"
 
 #include <memory>
+#include <mutex>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "c_api/c_api_common.h"
@@ -15,12 +17,34 @@ using nanomx::c_api::check_not_null;
 
 namespace {
 
+// Every handle this API gave out and that is not freed yet: a stale or foreign handle is an
+// error, never dereferenced.
+struct LiveHandles {
+  std::mutex mutex;
+  std::unordered_set<const void*> handles;
+};
+LiveHandles& live() {
+  static LiveHandles* instance = new LiveHandles;  // handles may be freed during static destruction
+  return *instance;
+}
+
 NDArray& array_of(NDArrayHandle handle, const char* function) {
   check_not_null(handle, function, "array handle");
+  LiveHandles& l = live();
+  std::lock_guard lock(l.mutex);
+  NANOMX_CHECK(l.handles.count(handle) != 0)
+      << function << ": " << handle
+      << " is not a live NDArray handle (already freed, or not created by this library)";
   return *static_cast<NDArray*>(handle);
 }
 
-NDArrayHandle new_handle(NDArray array) { return new NDArray(std::move(array)); }
+NDArrayHandle new_handle(NDArray array) {
+  auto* p = new NDArray(std::move(array));
+  LiveHandles& l = live();
+  std::lock_guard lock(l.mutex);
+  l.handles.insert(p);
+  return p;
+}
 
 thread_local std::vector<int> shape_buffer;
 thread_local std::vector<int64_t> shape64_buffer;
@@ -58,6 +82,14 @@ int MXNDArrayCreateEx(const mx_uint* shape, mx_uint ndim, int dev_type, int dev_
 
 int MXNDArrayFree(NDArrayHandle handle) {
   NANOMX_API_BEGIN(MXNDArrayFree);
+  if (handle == nullptr) return 0;  // as free(NULL)
+  {
+    LiveHandles& l = live();
+    std::lock_guard lock(l.mutex);
+    NANOMX_CHECK(l.handles.erase(handle) == 1)
+        << "MXNDArrayFree: " << handle
+        << " is not a live NDArray handle (already freed, or not created by this library)";
+  }
   delete static_cast<NDArray*>(handle);
   NANOMX_API_END();
 }

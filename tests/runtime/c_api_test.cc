@@ -164,6 +164,14 @@ TEST(CApiNDArray, FailuresReturnMinusOneWithAMessage) {
   EXPECT_NE(std::string(MXGetLastError()).find("must not be null"), std::string::npos);
   ASSERT_OK(MXNDArrayFree(a));
   ASSERT_OK(MXNDArrayFree(inputs[1]));
+  // Stale and foreign handles are errors, not crashes.
+  EXPECT_EQ(MXNDArrayFree(a), -1);
+  EXPECT_NE(std::string(MXGetLastError()).find("not a live NDArray handle"), std::string::npos);
+  int dtype = 0;
+  EXPECT_EQ(MXNDArrayGetDType(a, &dtype), -1);
+  int not_an_array = 0;
+  EXPECT_EQ(MXNDArrayWaitToRead(&not_an_array), -1);
+  EXPECT_EQ(MXNDArrayFree(nullptr), 0);
 }
 
 TEST(CApiNDArray, ListsOperatorNames) {
