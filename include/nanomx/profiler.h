@@ -215,9 +215,12 @@ class Marker {
 
 namespace detail {
 // Bits of the gate word: the four mode bits (set only while running and not paused), kUserBit
-// (set while not paused: user objects), kAggregateBit (aggregate table enabled).
+// (set while not paused: user objects), kAggregateBit (aggregate table enabled), kRunningBit.
 constexpr uint32_t kUserBit = 16;
 constexpr uint32_t kAggregateBit = 32;
+// Set while running and not paused, whatever the mode: MXNet's CachedOp static path (the
+// symbolic executor) profiles its ops under this condition (spec §4.1).
+constexpr uint32_t kRunningBit = 64;
 extern std::atomic<uint32_t> gate;
 uint64_t now_ticks_slow();
 extern bool use_tsc;  // set once at load, before any record

@@ -85,7 +85,7 @@ struct Profiler {
 
   void update_gate() {
     uint32_t g = 0;
-    if (state == State::kRunning && !paused) g |= config.mode & kAllModes;
+    if (state == State::kRunning && !paused) g |= (config.mode & kAllModes) | detail::kRunningBit;
     if (!paused) g |= detail::kUserBit;
     if (config.aggregate_stats) g |= detail::kAggregateBit;
     detail::gate.store(g, std::memory_order_relaxed);

@@ -132,6 +132,19 @@ TEST(ProfilerState, ModeBitsGateEachSource) {
   EXPECT_EQ(events_named(t, "MXNet C API Concurrency").size(), 2u);  // +1 then -1
 }
 
+TEST(ProfilerState, RunningBitIgnoresTheModeButNotThePause) {
+  configure("running.json", {{"profile_api", "true"}});  // no operator mode bit
+  EXPECT_FALSE(prof::active(prof::detail::kRunningBit));
+  prof::set_state(prof::State::kRunning);
+  EXPECT_TRUE(prof::active(prof::detail::kRunningBit));
+  EXPECT_FALSE(prof::active(prof::kSymbolic));
+  prof::pause();
+  EXPECT_FALSE(prof::active(prof::detail::kRunningBit));
+  prof::resume();
+  prof::set_state(prof::State::kStopped);
+  EXPECT_FALSE(prof::active(prof::detail::kRunningBit));
+}
+
 TEST(ProfilerState, StoppedRecordsNoOperatorsEvenWithModeOn) {
   configure("stopped.json", {{"profile_all", "true"}});
   EXPECT_FALSE(prof::active(prof::kImperative));
