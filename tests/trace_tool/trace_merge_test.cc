@@ -198,6 +198,22 @@ TEST(TraceMerge, FilesWithoutAnAnchorAreKeptUnshiftedAndSaySo) {
   }
 }
 
+TEST(TraceMerge, MxnetRankFilesAreLabelledByRank) {
+  const std::string dir = testing::scratch_dir();
+  for (const char* name : {"rank0_profile.json", "rank12_profile.json", "rankX_profile.json"}) {
+    auto copied = run_command("cp " + testing::fixture("nanomx.json") + " " + dir + "/" + name);
+    ASSERT_EQ(copied.exit_code, 0) << copied.output;
+  }
+  const std::string merged = dir + "/merged_ranks.json";
+  auto result = run_command(tool() + " merge " + dir + "/rank0_profile.json " + dir +
+                            "/rank12_profile.json " + dir + "/rankX_profile.json -o " + merged);
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  std::string text = testing::read_text(merged);
+  EXPECT_NE(text.find("[rank0]"), std::string::npos);
+  EXPECT_NE(text.find("[rank12]"), std::string::npos);
+  EXPECT_NE(text.find("[rankX_profile]"), std::string::npos);  // not a rank: the file name
+}
+
 TEST(TraceMerge, MissingInputIsAnError) {
   auto result = run_command(tool() + " merge /nonexistent/a.json -o " + testing::scratch_dir() +
                             "/never.json");

@@ -8,7 +8,6 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <regex>
 #include <set>
 
 #include "json_out.h"
@@ -67,9 +66,13 @@ Anchor read_anchor(const LoadedTrace& trace) {
 
 std::string label_for(const std::string& path) {
   std::string name = std::filesystem::path(path).filename().string();
-  static const std::regex rank_prefix("^rank([0-9]+)_.*");
-  std::smatch match;
-  if (std::regex_match(name, match, rank_prefix)) return "rank" + match[1].str();
+  // MXNet's distributed files are named rank<r>_<name>: label them by rank.
+  if (name.rfind("rank", 0) == 0) {
+    size_t digits_end = name.find_first_not_of("0123456789", 4);
+    if (digits_end != std::string::npos && digits_end > 4 && name[digits_end] == '_') {
+      return name.substr(0, digits_end);
+    }
+  }
   for (const char* suffix : {".json.gz", ".json"}) {
     size_t n = std::strlen(suffix);
     if (name.size() > n && name.compare(name.size() - n, n, suffix) == 0) {
