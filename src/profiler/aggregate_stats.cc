@@ -4,9 +4,9 @@
 #include <charconv>
 #include <climits>
 #include <cmath>
-#include <cstdio>
 #include <cstring>
 
+#include "profiler/json_string.h"
 #include "profiler/name_table.h"
 
 namespace nanomx::profiler {
@@ -424,38 +424,6 @@ std::string format_table(const Categories& categories, SortBy by, bool ascending
     out.push_back('\n');
   }
   return out;
-}
-
-void append_json_string(std::string* out, std::string_view s) {
-  out->push_back('"');
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"':
-        out->append("\\\"");
-        break;
-      case '\\':
-        out->append("\\\\");
-        break;
-      case '\n':
-        out->append("\\n");
-        break;
-      case '\r':
-        out->append("\\r");
-        break;
-      case '\t':
-        out->append("\\t");
-        break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          snprintf(buf, sizeof buf, "\\u%04x", c);
-          out->append(buf);
-        } else {
-          out->push_back(static_cast<char>(c));
-        }
-    }
-  }
-  out->push_back('"');
 }
 
 std::string format_json(const Categories& categories, SortBy by, bool ascending) {
