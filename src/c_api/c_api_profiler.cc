@@ -76,8 +76,6 @@ void send_to_servers(KVStoreHandle kv, const std::string& body, const char* null
 constexpr const char* kNullConfigKv = "KVStoreHandle passed to profiler is null";
 constexpr const char* kNullKv = "Kvstore Handle passed to profiler is null";
 
-const char* state_name(int state) { return state == 1 ? "run" : "stop"; }
-
 }  // namespace
 
 void set_server_profiler_sender(ServerProfilerSender sender) { g_server_sender.store(sender); }
@@ -128,7 +126,6 @@ int MXSetProcessProfilerState(int state, int profile_process, KVStoreHandle kvSt
   } else {
     prof::set_state(state == 1 ? prof::State::kRunning : prof::State::kStopped);
   }
-  (void)state_name;
   NANOMX_API_END();
 }
 

@@ -17,6 +17,7 @@
 #include "nanomx/error.h"
 #include "profiler/aggregate_stats.h"
 #include "profiler/clock.h"
+#include "profiler/json_string.h"
 #include "profiler/name_table.h"
 #include "profiler/recording.h"
 #include "profiler/thread_buffer.h"
@@ -91,25 +92,40 @@ struct Profiler {
     detail::gate.store(g, std::memory_order_relaxed);
   }
 
-  std::string other_data() {
+  // The fields of otherData that never change in a process: producer, clock and the time-zero
+  // anchors, host and boot id (read once, not at every flush).
+  static const std::string& identity_fields() {
+    static const std::string fields = [] {
+      const TimeZero& zero = time_zero();
+      std::string s = "\"producer\":\"nanomx 0.1.0\",\"clock\":\"" + std::string(tick_source()) +
+                      "\",\"time_zero_unix_ns\":" + std::to_string(zero.unix_ns) +
+                      ",\"time_zero_monotonic_ns\":" + std::to_string(zero.monotonic_ns);
+      char host[256] = {0};
+      gethostname(host, sizeof host - 1);
+      std::string boot_id;
+      std::ifstream("/proc/sys/kernel/random/boot_id") >> boot_id;
+      s += ",\"host\":";
+      append_json_string(&s, host);
+      s += ",\"boot_id\":";
+      append_json_string(&s, boot_id);
+      return s;
+    }();
+    return fields;
+  }
+
+  // Events dropped by every thread, exited ones included. Caller holds `mutex`.
+  uint64_t total_dropped() {
     uint64_t dropped = retired_dropped;
-    {
-      ThreadRegistry& registry = thread_registry();
-      std::lock_guard<std::mutex> lock(registry.mutex);
-      for (const auto& b : registry.buffers) dropped += b->dropped();
-    }
-    const TimeZero& zero = time_zero();
-    std::string s = "\"producer\":\"nanomx " + std::string("0.1.0") + "\",\"clock\":\"" +
-                    tick_source() + "\",\"time_zero_unix_ns\":" + std::to_string(zero.unix_ns) +
-                    ",\"time_zero_monotonic_ns\":" + std::to_string(zero.monotonic_ns);
-    char host[256] = {0};
-    gethostname(host, sizeof host - 1);
-    std::string boot_id;
-    std::ifstream("/proc/sys/kernel/random/boot_id") >> boot_id;
-    s += ",\"host\":\"";
-    for (char c : std::string(host))
-      if (c != '"' && c != '\\' && static_cast<unsigned char>(c) >= 0x20) s += c;
-    s += "\",\"boot_id\":\"" + boot_id + "\",\"os_pid\":" + std::to_string(getpid());
+    ThreadRegistry& registry = thread_registry();
+    std::lock_guard<std::mutex> lock(registry.mutex);
+    for (const auto& b : registry.buffers) dropped += b->dropped();
+    return dropped;
+  }
+
+  std::string other_data() {
+    uint64_t dropped = total_dropped();
+    std::string s = identity_fields();
+    s += ",\"os_pid\":" + std::to_string(getpid());  // per flush: a forked child has its own
     s += ",\"dropped_events\":" + std::to_string(dropped);
     s += ",\"memory_peak_bytes\":{";
     bool first = true;
@@ -386,11 +402,7 @@ const Config& current_config() { return profiler().config; }
 uint64_t dropped_events() {
   Profiler& p = profiler();
   std::lock_guard<std::mutex> lock(p.mutex);
-  uint64_t dropped = p.retired_dropped;
-  ThreadRegistry& registry = thread_registry();
-  std::lock_guard<std::mutex> registry_lock(registry.mutex);
-  for (const auto& b : registry.buffers) dropped += b->dropped();
-  return dropped;
+  return p.total_dropped();
 }
 
 void set_scope(std::string_view scope) {
