@@ -553,6 +553,19 @@ uint64_t flow_start(NameId category, uint32_t mode_bits) {
   return id;
 }
 
+namespace {
+// "Memory: <slot>", interned on first use and then read without a lock.
+NameId memory_counter_name(int slot) {
+  MemorySlots& m = memory_slots();
+  NameId name = m.counter_name[slot].load(std::memory_order_relaxed);
+  if (name == 0) {
+    name = intern("Memory: " + device_slot_name(slot));
+    m.counter_name[slot].store(name, std::memory_order_relaxed);
+  }
+  return name;
+}
+}  // namespace
+
 void memory_alloc(int slot, uint64_t bytes) {
   MemorySlots& m = memory_slots();
   NANOMX_CHECK(slot >= 0 && slot < device_slot_count())
@@ -563,12 +576,7 @@ void memory_alloc(int slot, uint64_t bytes) {
   while (now > peak && !m.peak[slot].compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
   }
   if (!active(kMemory) || bytes == 0) return;
-  NameId name = m.counter_name[slot].load(std::memory_order_relaxed);
-  if (name == 0) {
-    name = intern("Memory: " + device_slot_name(slot));
-    m.counter_name[slot].store(name, std::memory_order_relaxed);
-  }
-  record_counter(profiler().storage_category, name, now, now_ticks());
+  record_counter(profiler().storage_category, memory_counter_name(slot), now, now_ticks());
 }
 
 void memory_free(int slot, uint64_t bytes) {
@@ -583,12 +591,7 @@ void memory_free(int slot, uint64_t bytes) {
     after = before > bytes ? before - bytes : 0;
   } while (!m.in_use[slot].compare_exchange_weak(before, after, std::memory_order_relaxed));
   if (!active(kMemory)) return;
-  NameId name = m.counter_name[slot].load(std::memory_order_relaxed);
-  if (name == 0) {
-    name = intern("Memory: " + device_slot_name(slot));
-    m.counter_name[slot].store(name, std::memory_order_relaxed);
-  }
-  record_counter(profiler().storage_category, name, after, now_ticks());
+  record_counter(profiler().storage_category, memory_counter_name(slot), after, now_ticks());
 }
 
 uint64_t memory_in_use(int slot) {

@@ -41,13 +41,18 @@ void run_producers(prof::Domain& domain, std::atomic<int>* running) {
   for (auto& t : threads) t.join();
 }
 
-TEST(ProfilerConcurrency, EightThreadsRecordWhileAnotherDumps) {
+// Everything on, a continuous-dump thread flushing every 10 ms besides the test's own dumps.
+void start_continuous_profiling(const std::string& file) {
   prof::set_config({{"profile_all", "true"},
-                    {"filename", "concurrent.json"},
+                    {"filename", file},
                     {"continuous_dump", "true"},
                     {"dump_period", "0.01"},
                     {"aggregate_stats", "true"}});
   prof::set_state(prof::State::kRunning);
+}
+
+TEST(ProfilerConcurrency, EightThreadsRecordWhileAnotherDumps) {
+  start_continuous_profiling("concurrent.json");
   prof::Domain domain("Threads");
   std::atomic<int> running{kThreads};
   std::thread dumper([&] {
@@ -69,12 +74,7 @@ TEST(ProfilerConcurrency, EightThreadsRecordWhileAnotherDumps) {
 }
 
 TEST(ProfilerConcurrency, PausingWhileThreadsRecordLosesNothingThatWasRecorded) {
-  prof::set_config({{"profile_all", "true"},
-                    {"filename", "paused_concurrent.json"},
-                    {"continuous_dump", "true"},
-                    {"dump_period", "0.01"},
-                    {"aggregate_stats", "true"}});
-  prof::set_state(prof::State::kRunning);
+  start_continuous_profiling("paused_concurrent.json");
   prof::Domain domain("Threads");
   std::atomic<int> running{kThreads};
   std::thread controller([&] {
