@@ -5,6 +5,7 @@
 #include <climits>
 #include <cmath>
 #include <cstring>
+#include <span>
 
 #include "profiler/json_string.h"
 #include "profiler/name_table.h"
@@ -243,27 +244,37 @@ std::string_view general4(float v, NumberText* out) {
   return out->view = std::string_view(out->buf, static_cast<size_t>(end - out->buf));
 }
 
-using Categories = std::map<std::string_view, std::vector<Row>>;  // byte order of names
+// A category's rows: a contiguous range of the merged rows (they are grouped by category id).
+struct Category {
+  std::string_view name;
+  std::span<const Row> rows;
+};
+using Categories = std::vector<Category>;  // in byte order of the names, as MXNet's std::map
 
-Categories merge(const std::vector<ThreadStats::Snapshot>& entries, double ns_per_tick) {
+// Merges every thread's entries into `rows` (cleared first; reused between calls so that its
+// pages stay warm) and returns the categories over it.
+Categories merge(const std::vector<ThreadStats::Snapshot>& entries, double ns_per_tick,
+                 std::vector<Row>* rows) {
   // Sort (key, index) pairs so that every thread's entry for one (category, name) is adjacent.
-  std::vector<std::pair<uint64_t, uint32_t>> order;
+  static thread_local std::vector<std::pair<uint64_t, uint32_t>> order;  // reused: no faults
+  order.clear();
   order.reserve(entries.size());
   for (uint32_t i = 0; i < entries.size(); ++i) {
     order.emplace_back((static_cast<uint64_t>(entries[i].category) << 32) | entries[i].name, i);
   }
   std::sort(order.begin(), order.end());
 
-  Categories categories;
-  names().for_each_locked([&](auto lookup) {  // one lock for every lookup
+  rows->clear();
+  rows->reserve(order.size());  // no reallocation below: the spans stay valid
+  std::vector<std::pair<std::string_view, size_t>> starts;  // category name, first row
+  names().for_each_locked([&](auto lookup) {                // one lock for every lookup
     NameId current_category = UINT32_MAX;
-    std::vector<Row>* rows = nullptr;
     for (size_t i = 0; i < order.size();) {
       uint64_t key = order[i].first;
       auto category = static_cast<NameId>(key >> 32);
       if (category != current_category) {
         current_category = category;
-        rows = &categories[std::string_view(lookup(category))];
+        starts.emplace_back(lookup(category), rows->size());
       }
       Row row;
       row.name = lookup(static_cast<NameId>(key & 0xffffffffu));
@@ -301,12 +312,20 @@ Categories merge(const std::vector<ThreadStats::Snapshot>& entries, double ns_pe
       rows->push_back(row);
     }
   });
+  Categories categories;
+  for (size_t c = 0; c < starts.size(); ++c) {
+    size_t end = c + 1 < starts.size() ? starts[c + 1].second : rows->size();
+    categories.push_back({starts[c].first, std::span<const Row>(rows->data() + starts[c].second,
+                                                                end - starts[c].second)});
+  }
+  std::sort(categories.begin(), categories.end(),
+            [](const Category& a, const Category& b) { return a.name < b.name; });
   return categories;
 }
 
 // Rows in MXNet's print order. MXNet pops a max-heap of (key, name): largest key first, ties
 // by name descending; ascending negates the key only, so ties stay name-descending.
-std::vector<const Row*> sorted_rows(const std::vector<Row>& rows, SortBy by, bool ascending) {
+std::vector<const Row*> sorted_rows(std::span<const Row> rows, SortBy by, bool ascending) {
   std::vector<std::pair<double, const Row*>> order;
   order.reserve(rows.size());
   for (const Row& r : rows)
@@ -467,7 +486,8 @@ std::string format_json(const Categories& categories, SortBy by, bool ascending)
 
 std::string format_aggregate(const std::vector<ThreadStats::Snapshot>& entries, double ns_per_tick,
                              StatsFormat format, SortBy sort_by, bool ascending) {
-  const Categories categories = merge(entries, ns_per_tick);
+  static thread_local std::vector<Row> rows;  // reused between calls: its pages stay warm
+  const Categories categories = merge(entries, ns_per_tick, &rows);
   return format == StatsFormat::kJson ? format_json(categories, sort_by, ascending)
                                       : format_table(categories, sort_by, ascending);
 }
