@@ -173,16 +173,23 @@ void gather(const NDArray& src, const std::vector<int64_t>& src_strides, int64_t
   });
 }
 
-Plan plan_slice(const Params& p, const std::vector<NDArray>& in, const NDArray*) {
-  const Region r = slice_region(p, in[0].shape(), "data");
+// A plan whose kernel copies the input, read through `strides` from `base` (elements), into
+// a fresh output of `shape`: slices, broadcast_to, transpose and reverse are all this.
+Plan gather_plan(const NDArray& input, Shape shape, std::vector<int64_t> strides, int64_t base) {
   Plan plan;
-  plan.shape = r.shape();
-  plan.dtype = in[0].dtype();
-  plan.kernel = [r](const std::vector<NDArray>& in, const NDArray& out) {
-    auto [strides, base] = region_strides(in[0].shape(), r);
+  plan.shape = std::move(shape);
+  plan.dtype = input.dtype();
+  plan.kernel = [strides = std::move(strides), base](const std::vector<NDArray>& in,
+                                                     const NDArray& out) {
     gather(in[0], strides, base, out);
   };
   return plan;
+}
+
+Plan plan_slice(const Params& p, const std::vector<NDArray>& in, const NDArray*) {
+  const Region r = slice_region(p, in[0].shape(), "data");
+  auto [strides, base] = region_strides(in[0].shape(), r);
+  return gather_plan(in[0], r.shape(), std::move(strides), base);
 }
 
 Plan plan_slice_axis(const Params& p, const std::vector<NDArray>& in, const NDArray*) {
@@ -197,14 +204,8 @@ Plan plan_slice_axis(const Params& p, const std::vector<NDArray>& in, const NDAr
   Region r = full_region(shape);
   slice_axis_range("slice_axis", axis, shape[axis], (*begin)[0], end ? (*end)[0] : std::nullopt, 1,
                    r);
-  Plan plan;
-  plan.shape = r.shape();
-  plan.dtype = in[0].dtype();
-  plan.kernel = [r](const std::vector<NDArray>& in, const NDArray& out) {
-    auto [strides, base] = region_strides(in[0].shape(), r);
-    gather(in[0], strides, base, out);
-  };
-  return plan;
+  auto [strides, base] = region_strides(in[0].shape(), r);
+  return gather_plan(in[0], r.shape(), std::move(strides), base);
 }
 
 void copy_if_distinct(const NDArray& src, const NDArray& out) {
@@ -283,13 +284,7 @@ Plan plan_broadcast_to(const Params& p, const std::vector<NDArray>& in, const ND
     NANOMX_CHECK(out[i] >= 0) << "broadcast_to: negative dimension in " << Shape(*target);
     if (src[i] != out[i]) strides[static_cast<size_t>(i)] = 0;
   }
-  Plan plan;
-  plan.shape = out;
-  plan.dtype = in[0].dtype();
-  plan.kernel = [strides](const std::vector<NDArray>& in, const NDArray& out) {
-    gather(in[0], strides, 0, out);
-  };
-  return plan;
+  return gather_plan(in[0], out, std::move(strides), 0);
 }
 
 Plan plan_transpose(const Params& p, const std::vector<NDArray>& in, const NDArray*) {
@@ -317,13 +312,7 @@ Plan plan_transpose(const Params& p, const std::vector<NDArray>& in, const NDArr
     dims.push_back(src[static_cast<int>(a)]);
     strides.push_back(in_strides[static_cast<size_t>(a)]);
   }
-  Plan plan;
-  plan.shape = Shape(dims);
-  plan.dtype = in[0].dtype();
-  plan.kernel = [strides](const std::vector<NDArray>& in, const NDArray& out) {
-    gather(in[0], strides, 0, out);
-  };
-  return plan;
+  return gather_plan(in[0], Shape(dims), std::move(strides), 0);
 }
 
 Plan plan_reverse(const Params& p, const std::vector<NDArray>& in, const NDArray*) {
@@ -340,13 +329,7 @@ Plan plan_reverse(const Params& p, const std::vector<NDArray>& in, const NDArray
     if (src[n] > 0) base += (src[n] - 1) * strides[static_cast<size_t>(n)];
     strides[static_cast<size_t>(n)] = -strides[static_cast<size_t>(n)];
   }
-  Plan plan;
-  plan.shape = src;
-  plan.dtype = in[0].dtype();
-  plan.kernel = [strides, base](const std::vector<NDArray>& in, const NDArray& out) {
-    gather(in[0], strides, base, out);
-  };
-  return plan;
+  return gather_plan(in[0], src, std::move(strides), base);
 }
 
 Plan plan_reshape(const Params& p, const std::vector<NDArray>& in, const NDArray*) {
