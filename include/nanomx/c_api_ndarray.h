@@ -64,6 +64,17 @@ NANOMX_DLL int MXNDArrayLoadFromRawBytes(const void* buf, size_t size, NDArrayHa
 /* ---- Operators ------------------------------------------------------------------------------ */
 NANOMX_DLL int MXListAllOpNames(mx_uint* out_size, const char*** out_array);
 NANOMX_DLL int NNGetOpHandle(const char* op_name, OpHandle* op_out);
+/* What bindings need to generate a function per operator: its registered name, its array
+ * arguments ("NDArray-or-Symbol") followed by its attributes ("string": every attribute arrives
+ * as text and the operator parses it), in the order positional arguments take them.
+ * key_var_num_args is "" (no operator takes a variable number of inputs) and return_type is
+ * "NDArray-or-Symbol"; description and arg_descriptions say which kind each argument is. */
+NANOMX_DLL int MXSymbolGetAtomicSymbolInfo(AtomicSymbolCreator creator, const char** name,
+                                           const char** description, mx_uint* num_args,
+                                           const char*** arg_names, const char*** arg_type_infos,
+                                           const char*** arg_descriptions,
+                                           const char** key_var_num_args,
+                                           const char** return_type);
 /* With *outputs NULL the outputs are new arrays: *num_outputs and *outputs are set (the list
  * stays valid until the next call on this thread; each handle is the caller's to free). With
  * *outputs given, the results are written into those arrays. */

@@ -56,6 +56,9 @@ thread_local std::vector<const char*> load_name_pointers;
 thread_local std::vector<std::string> op_names;
 thread_local std::vector<const char*> op_name_pointers;
 thread_local std::vector<NDArrayHandle> invoke_handles;
+thread_local std::vector<const char*> info_names;
+thread_local std::vector<const char*> info_types;
+thread_local std::vector<const char*> info_descriptions;
 
 }  // namespace
 
@@ -282,6 +285,46 @@ int NNGetOpHandle(const char* op_name, OpHandle* op_out) {
   check_not_null(op_name, "NNGetOpHandle", "op_name");
   check_not_null(op_out, "NNGetOpHandle", "op_out");
   *op_out = const_cast<nanomx::ops::Op*>(&nanomx::ops::get_op(op_name));
+  NANOMX_API_END();
+}
+
+int MXSymbolGetAtomicSymbolInfo(AtomicSymbolCreator creator, const char** name,
+                                const char** description, mx_uint* num_args,
+                                const char*** arg_names, const char*** arg_type_infos,
+                                const char*** arg_descriptions, const char** key_var_num_args,
+                                const char** return_type) {
+  NANOMX_API_BEGIN(MXSymbolGetAtomicSymbolInfo);
+  constexpr const char* kFunction = "MXSymbolGetAtomicSymbolInfo";
+  check_not_null(creator, kFunction, "op handle");
+  check_not_null(name, kFunction, "name");
+  check_not_null(description, kFunction, "description");
+  check_not_null(num_args, kFunction, "num_args");
+  check_not_null(arg_names, kFunction, "arg_names");
+  check_not_null(arg_type_infos, kFunction, "arg_type_infos");
+  check_not_null(arg_descriptions, kFunction, "arg_descriptions");
+  check_not_null(key_var_num_args, kFunction, "key_var_num_args");
+  const auto& op = *static_cast<const nanomx::ops::Op*>(creator);
+  info_names.clear();
+  info_types.clear();
+  info_descriptions.clear();
+  for (const std::string& input : op.inputs) {
+    info_names.push_back(input.c_str());
+    info_types.push_back("NDArray-or-Symbol");
+    info_descriptions.push_back("input array");
+  }
+  for (const std::string& key : op.keys) {
+    info_names.push_back(key.c_str());
+    info_types.push_back("string");
+    info_descriptions.push_back("attribute, passed as text and parsed by the operator");
+  }
+  *name = op.name.c_str();
+  *description = "";
+  *num_args = static_cast<mx_uint>(info_names.size());
+  *arg_names = info_names.data();
+  *arg_type_infos = info_types.data();
+  *arg_descriptions = info_descriptions.data();
+  *key_var_num_args = "";
+  if (return_type != nullptr) *return_type = "NDArray-or-Symbol";
   NANOMX_API_END();
 }
 

@@ -1,0 +1,15 @@
+"""nanomx: a profiler-first array runtime with MXNet 1.x's Python API.
+
+    import nanomx as mx
+    mx.profiler.set_config(profile_all=True, filename='profile.json')
+    mx.profiler.set_state('run')
+    x = mx.nd.ones((1000, 500)) * 2
+    mx.profiler.set_state('stop')
+"""
+from . import base
+from .base import MXNetError, __version__  # noqa: F401
+from . import context
+from .context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus  # noqa: F401
+from . import ndarray
+from . import ndarray as nd  # noqa: F401
+from . import profiler, random  # noqa: F401

@@ -1,0 +1,3 @@
+"""Operator functions whose names start with an underscore (mx.nd._internal._plus_scalar, ...),
+generated at import from the operators nanomx registers (see register.py)."""
+__all__ = []

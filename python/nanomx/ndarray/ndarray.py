@@ -1,0 +1,695 @@
+"""NDArray: MXNet 1.x's imperative array over nanomx's C API.
+
+Every operation goes through one C call (MXImperativeInvoke for operators), so the profiler's
+API rows show what Python asked for and the operator rows show what the engine ran.
+"""
+import numbers
+import operator
+import os
+import warnings
+
+import numpy as np
+
+from ..base import _LIB, numeric_types
+from ..context import Context, current_context
+
+__all__ = ["NDArray", "array", "empty", "zeros", "ones", "full", "save", "load", "waitall",
+           "onehot_encode", "add", "subtract", "multiply", "divide"]
+
+# MXNet's type codes.
+_DTYPE_NP_TO_MX = {np.float32: 0, np.float64: 1, np.float16: 2, np.uint8: 3, np.int32: 4,
+                   np.int8: 5, np.int64: 6}
+_DTYPE_MX_TO_NP = {code: t for t, code in _DTYPE_NP_TO_MX.items()}
+
+mx_real_t = np.float32
+
+
+def _dtype_code(dtype):
+    """MXNet's type code of a numpy dtype, type or name ('float32', np.int8, ...)."""
+    if dtype is None:
+        return 0
+    try:
+        kind = np.dtype(dtype).type
+    except TypeError:
+        raise TypeError("data type %r not understood" % (dtype,)) from None
+    code = _DTYPE_NP_TO_MX.get(kind)
+    if code is None:
+        raise TypeError("nanomx does not support dtype %s (supported: %s)"
+                        % (np.dtype(kind).name,
+                           ", ".join(np.dtype(t).name for t in _DTYPE_NP_TO_MX)))
+    return code
+
+
+def _dtype_name(dtype):
+    return np.dtype(_DTYPE_MX_TO_NP[_dtype_code(dtype)]).name
+
+
+def _as_shape(shape, what="shape"):
+    """A shape as a tuple of non-negative ints (an int is a 1-D shape)."""
+    if isinstance(shape, numbers.Integral):
+        shape = (shape,)
+    try:
+        dims = tuple(operator.index(d) for d in shape)
+    except TypeError:
+        raise TypeError("%s must be an int or a tuple of ints, got %r" % (what, shape)) from None
+    if any(d < 0 for d in dims):
+        raise ValueError("%s must not have negative dimensions, got %r" % (what, dims))
+    return dims
+
+
+class NDArray(object):
+    """An n-dimensional array on a device, computed asynchronously by nanomx's engine.
+
+    Reading values (asnumpy, asscalar, wait_to_read) waits for the operators that write them.
+    """
+
+    __slots__ = ("handle", "writable", "__weakref__")
+    # Makes numpy defer to NDArray in mixed expressions (np.float32(2) * nd).
+    __array_priority__ = 1000.0
+
+    def __init__(self, handle, writable=True):
+        if handle is not None and not isinstance(handle, int):
+            raise TypeError("NDArray(handle): handle must be an int from the C API or None")
+        self.handle = handle
+        self.writable = writable
+
+    def __del__(self, _free=_LIB.free):
+        handle = getattr(self, "handle", None)
+        if handle:
+            self.handle = None
+            _free(handle)
+
+    # ---- pickling: MXNDArraySaveRawBytes / MXNDArrayLoadFromRawBytes ----------------------
+    def __reduce__(self):
+        return NDArray, (None,), self.__getstate__()
+
+    def __getstate__(self):
+        if self.handle is None:
+            return {"handle": None}
+        return {"handle": bytearray(_LIB.save_raw_bytes(self.handle))}
+
+    def __setstate__(self, state):
+        blob = state.get("handle") if isinstance(state, dict) else None
+        old = getattr(self, "handle", None)
+        self.handle = _LIB.load_from_raw_bytes(bytes(blob)) if blob is not None else None
+        self.writable = True
+        if old:
+            _LIB.free(old)
+
+    # ---- properties --------------------------------------------------------------------------
+    @property
+    def shape(self):
+        return _LIB.shape(self.handle)
+
+    @property
+    def size(self):
+        size = 1
+        for d in _LIB.shape(self.handle):
+            size *= d
+        return size
+
+    @property
+    def ndim(self):
+        return len(_LIB.shape(self.handle))
+
+    @property
+    def dtype(self):
+        return _DTYPE_MX_TO_NP[_LIB.dtype(self.handle)]
+
+    @property
+    def context(self):
+        return Context._from_ids(*_LIB.context(self.handle))
+
+    ctx = context
+
+    @property
+    def stype(self):
+        return "default"
+
+    @property
+    def T(self):
+        if self.ndim < 2:
+            return self
+        return _op.transpose(self)
+
+    def __repr__(self):
+        if self.handle is None:
+            return "<%s (no handle)>" % self.__class__.__name__
+        shape = self.shape
+        return "\n%s\n<%s %s @%s>" % (str(self.asnumpy()), self.__class__.__name__,
+                                     "x".join(str(d) for d in shape), self.context)
+
+    def __len__(self):
+        shape = self.shape
+        if not shape:
+            raise TypeError("len() of an NDArray without dimensions")
+        return shape[0]
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self[i]
+
+    def __bool__(self):
+        size = self.size
+        if size == 0:
+            return False
+        if size == 1:
+            return bool(self.asscalar())
+        raise ValueError("The truth value of an NDArray with multiple elements is ambiguous.")
+
+    def __float__(self):
+        return float(self.asscalar())
+
+    def __int__(self):
+        return int(self.asscalar())
+
+    # ---- host copies and waits ------------------------------------------------------------
+    def asnumpy(self):
+        """A numpy copy of the values (waits for pending writes)."""
+        data = np.empty(self.shape, dtype=self.dtype)
+        _LIB.sync_copy_to(self.handle, data)
+        return data
+
+    def asscalar(self):
+        """The only element, as a numpy scalar; ValueError unless size is 1."""
+        if self.size != 1:
+            raise ValueError("The current array is not a scalar (shape %s)" % (self.shape,))
+        return self.asnumpy().reshape(-1)[0]
+
+    def wait_to_read(self):
+        _LIB.wait_to_read(self.handle)
+
+    def _sync_copyfrom(self, source_array):
+        """Copies a host array of the same shape into this array (waits for pending use)."""
+        if not isinstance(source_array, np.ndarray):
+            try:
+                source_array = np.array(source_array, dtype=self.dtype)
+            except (TypeError, ValueError):
+                raise TypeError("array must consist of array-like data, type %s is not supported"
+                                % type(source_array).__name__) from None
+        source_array = np.ascontiguousarray(source_array, dtype=self.dtype)
+        if source_array.shape != self.shape:
+            raise ValueError("Shape inconsistent: expected %s vs got %s"
+                             % (self.shape, source_array.shape))
+        _LIB.sync_copy_from(self.handle, source_array)
+
+    # ---- copies, dtype, views ----------------------------------------------------------------
+    def copyto(self, other):
+        """Copies into an NDArray (returned) or onto a Context (a new array)."""
+        if isinstance(other, NDArray):
+            if other.handle == self.handle:
+                warnings.warn("You are attempting to copy an array to itself", RuntimeWarning)
+                return False
+            return _invoke(_op_handle("_copyto"), (self,), out=other)
+        if isinstance(other, Context):
+            target = empty(self.shape, other, dtype=self.dtype)
+            return _invoke(_op_handle("_copyto"), (self,), out=target)
+        raise TypeError("copyto does not support type %s" % type(other).__name__)
+
+    def copy(self):
+        return self.copyto(self.context)
+
+    def as_in_context(self, context):
+        if self.context == context:
+            return self
+        return self.copyto(context)
+
+    def astype(self, dtype, copy=True):
+        if not copy and np.dtype(dtype) == np.dtype(self.dtype):
+            return self
+        result = empty(self.shape, ctx=self.context, dtype=dtype)
+        self.copyto(result)
+        return result
+
+    def reshape(self, *shape, **kwargs):
+        """A view with another shape (MXNet's codes 0, -1, -2, -3, -4; reverse=True matches
+        them from the right)."""
+        reverse = kwargs.pop("reverse", False)
+        if len(shape) == 1 and isinstance(shape[0], (list, tuple)):
+            shape = shape[0]
+        elif not shape:
+            shape = kwargs.pop("shape", None)
+            if shape is None:
+                raise TypeError("reshape() needs a shape")
+        if kwargs:
+            raise TypeError("reshape() got unexpected keyword arguments %s"
+                            % ", ".join(sorted(kwargs)))
+        try:
+            dims = [operator.index(d) for d in shape]
+        except TypeError:
+            raise TypeError("reshape(): shape must hold ints, got %r" % (shape,)) from None
+        return _new(_LIB.reshape(self.handle, dims, bool(reverse)))
+
+    def broadcast_to(self, shape):
+        """A new array broadcast to `shape` (axes of size 1 repeat; fewer dims pad on the left)."""
+        shape = _as_shape(shape)
+        cur_shape = self.shape
+        message = ("operands could not be broadcast together with remapped shapes "
+                   "[original->remapped]: %s and requested shape %s" % (cur_shape, shape))
+        if len(shape) < len(cur_shape):
+            raise ValueError(message)
+        padded = (1,) * (len(shape) - len(cur_shape)) + cur_shape
+        if any(c != t and c != 1 for c, t in zip(padded, shape)):
+            raise ValueError(message)
+        source = self.reshape(padded) if padded != cur_shape else self
+        return _op.broadcast_to(source, shape=shape)
+
+    def _at(self, idx):
+        return _new(_LIB.at(self.handle, idx))
+
+    def _slice(self, start, stop):
+        return _new(_LIB.slice(self.handle, start, stop))
+
+    # ---- indexing --------------------------------------------------------------------------
+    def __getitem__(self, key):
+        shape = self.shape
+        if isinstance(key, numbers.Integral) and not isinstance(key, bool):
+            index = _normalize_index(key, shape, 0)
+            if len(shape) == 1:
+                return self._slice(index, index + 1)  # MXNet 1.x: shape (1,), not ()
+            return self._at(index)
+        if isinstance(key, slice) and key.step in (None, 1):
+            start, stop, _ = key.indices(shape[0] if shape else 0)
+            return self._slice(start, max(start, stop))
+        plan = _IndexPlan(key, shape)
+        if plan.contiguous:
+            flat = self.reshape(-1)
+            view = flat._slice(plan.offset, plan.offset + plan.length)
+            return view.reshape(plan.result_shape)
+        sliced = _op.slice(self, begin=plan.begin, end=plan.end, step=plan.step)
+        if plan.result_shape != plan.sliced_shape:
+            return sliced.reshape(plan.result_shape)
+        return sliced
+
+    def __setitem__(self, key, value):
+        if not self.writable:
+            raise ValueError("Failed to assign to a readonly NDArray")
+        shape = self.shape
+        plan = _IndexPlan(key, shape)
+        if plan.whole:
+            if isinstance(value, NDArray):
+                if value.handle != self.handle:
+                    if value.shape != shape:
+                        value = value.broadcast_to(shape)
+                    value.copyto(self)
+            elif isinstance(value, numeric_types):
+                _invoke(_op_handle("_full"), (),
+                        ("shape", "dtype", "value", "ctx"),
+                        (str(shape), np.dtype(self.dtype).name, str(float(value)),
+                         str(self.context)), out=self)
+            else:
+                self._sync_copyfrom(_host_value(value, self.dtype, shape))
+            return
+        begin, end, step = str(plan.begin), str(plan.end), str(plan.step)
+        if isinstance(value, numeric_types):
+            _invoke(_op_handle("_slice_assign_scalar"), (self,),
+                    ("scalar", "begin", "end", "step"), (str(float(value)), begin, end, step),
+                    out=self)
+            return
+        if isinstance(value, NDArray):
+            if value.shape != plan.sliced_shape:
+                if value.size == _prod(plan.sliced_shape):
+                    value = value.reshape(plan.sliced_shape)
+                else:
+                    value = value.broadcast_to(plan.sliced_shape)
+        else:
+            value = array(_host_value(value, self.dtype, plan.sliced_shape), ctx=self.context,
+                          dtype=self.dtype)
+        _invoke(_op_handle("_slice_assign"), (self, value), ("begin", "end", "step"),
+                (begin, end, step), out=self)
+
+    # ---- arithmetic (MXNet 1.x's op names) ---------------------------------------------------
+    def __add__(self, other):
+        return _binary(self, other, "broadcast_add", "_plus_scalar")
+
+    __radd__ = __add__
+
+    def __sub__(self, other):
+        return _binary(self, other, "broadcast_sub", "_minus_scalar")
+
+    def __rsub__(self, other):
+        return _binary(self, other, None, "_rminus_scalar")
+
+    def __mul__(self, other):
+        return _binary(self, other, "broadcast_mul", "_mul_scalar")
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, other):
+        return _binary(self, other, "broadcast_div", "_div_scalar")
+
+    def __rtruediv__(self, other):
+        return _binary(self, other, None, "_rdiv_scalar")
+
+    __div__ = __truediv__
+    __rdiv__ = __rtruediv__
+
+    def __neg__(self):
+        return _invoke(_op_handle("_mul_scalar"), (self,), ("scalar",), ("-1.0",))
+
+    def __pos__(self):
+        return self
+
+    def __iadd__(self, other):
+        return _binary(self, other, "broadcast_add", "_plus_scalar", out=self)
+
+    def __isub__(self, other):
+        return _binary(self, other, "broadcast_sub", "_minus_scalar", out=self)
+
+    def __imul__(self, other):
+        return _binary(self, other, "broadcast_mul", "_mul_scalar", out=self)
+
+    def __itruediv__(self, other):
+        return _binary(self, other, "broadcast_div", "_div_scalar", out=self)
+
+    __idiv__ = __itruediv__
+
+    # ---- operator methods ---------------------------------------------------------------------
+    def slice(self, *args, **kwargs):
+        return _op.slice(self, *args, **kwargs)
+
+    def slice_axis(self, *args, **kwargs):
+        return _op.slice_axis(self, *args, **kwargs)
+
+    def sum(self, *args, **kwargs):
+        return _op.sum(self, *args, **kwargs)
+
+    def max(self, *args, **kwargs):
+        return _op.max(self, *args, **kwargs)
+
+    def min(self, *args, **kwargs):
+        return _op.min(self, *args, **kwargs)
+
+    def norm(self, *args, **kwargs):
+        return _op.norm(self, *args, **kwargs)
+
+    def clip(self, *args, **kwargs):
+        return _op.clip(self, *args, **kwargs)
+
+    def sqrt(self, *args, **kwargs):
+        return _op.sqrt(self, *args, **kwargs)
+
+    def square(self, *args, **kwargs):
+        return _op.square(self, *args, **kwargs)
+
+    def transpose(self, *args, **kwargs):
+        return _op.transpose(self, *args, **kwargs)
+
+    def flip(self, *args, **kwargs):
+        return _op.flip(self, *args, **kwargs)
+
+    def pick(self, *args, **kwargs):
+        return _op.pick(self, *args, **kwargs)
+
+    def dot(self, *args, **kwargs):
+        return _op.dot(self, *args, **kwargs)
+
+
+# The generated operator functions (filled in by register.py when the package is imported).
+from . import op as _op  # noqa: E402
+
+_OP_HANDLES = {}
+
+
+def _op_handle(name):
+    handle = _OP_HANDLES.get(name)
+    if handle is None:
+        handle = _OP_HANDLES[name] = _LIB.get_op_handle(name)
+    return handle
+
+
+def _new(handle, _object_new=object.__new__, _cls=NDArray):
+    """Wraps a handle the C API just gave out (the new NDArray owns it)."""
+    array = _object_new(_cls)
+    array.handle = handle
+    array.writable = True
+    return array
+
+
+def _invoke(op, inputs, keys=(), vals=(), out=None):
+    """MXImperativeInvoke: new outputs (one NDArray, or a list) or written into `out`."""
+    handles = [x.handle for x in inputs]
+    if out is None:
+        result = _LIB.invoke(op, handles, keys, vals, None)
+        if len(result) == 1:
+            return _new(result[0])
+        return [_new(h) for h in result]
+    if isinstance(out, NDArray):
+        _LIB.invoke(op, handles, keys, vals, (out.handle,))
+    else:
+        _LIB.invoke(op, handles, keys, vals, [o.handle for o in out])
+    return out
+
+
+def _binary(lhs, rhs, array_op, scalar_op, out=None):
+    """lhs <op> rhs with an NDArray lhs: the broadcast op for two arrays, the scalar op (its
+    `scalar` as a float) for a number."""
+    if out is not None and not out.writable:
+        raise ValueError("trying to write into a readonly NDArray")
+    if isinstance(rhs, NDArray):
+        if array_op is None:  # reversed forms only meet numbers
+            return NotImplemented
+        return _invoke(_op_handle(array_op), (lhs, rhs), out=out)
+    if isinstance(rhs, numeric_types):
+        return _invoke(_op_handle(scalar_op), (lhs,), ("scalar",), (str(float(rhs)),), out=out)
+    return NotImplemented
+
+
+def _prod(shape):
+    size = 1
+    for d in shape:
+        size *= d
+    return size
+
+
+def _normalize_index(index, shape, axis):
+    if axis >= len(shape):
+        raise IndexError("too many indices for an array of shape %s" % (shape,))
+    size = shape[axis]
+    i = operator.index(index)
+    if i < 0:
+        i += size
+    if not 0 <= i < size:
+        raise IndexError("index %d is out of bounds for axis %d with size %d"
+                         % (index, axis, size))
+    return i
+
+
+def _host_value(value, dtype, shape):
+    """A numpy array of `dtype` broadcast to `shape` from an array-like value."""
+    try:
+        host = np.asarray(value, dtype=dtype)
+    except (TypeError, ValueError):
+        raise TypeError("NDArray does not support assignment with %s of type %s"
+                        % (value, type(value).__name__)) from None
+    try:
+        return np.ascontiguousarray(np.broadcast_to(host, shape))
+    except ValueError:
+        raise ValueError("cannot assign a value of shape %s to a region of shape %s"
+                         % (host.shape, shape)) from None
+
+
+class _IndexPlan(object):
+    """Basic indexing (ints, slices, one Ellipsis) resolved against a shape.
+
+    begin/end/step: per-axis tuples for the `slice`/`_slice_assign` operators (an int index
+    is [i, i+1)); sliced_shape keeps int-indexed axes as 1, result_shape drops them (MXNet 1.x
+    gives (1,) when every axis is dropped). `contiguous`: the selection is one run of memory,
+    served as a view; offset and length locate it in the flat array.
+    """
+
+    def __init__(self, key, shape):
+        if not isinstance(key, tuple):
+            key = (key,)
+        if any(k is None for k in key):
+            raise IndexError("nanomx NDArray indexing does not support None (newaxis)")
+        ellipses = sum(1 for k in key if k is Ellipsis)
+        if ellipses > 1:
+            raise IndexError("an index can only have a single ellipsis ('...')")
+        if ellipses:
+            at = next(i for i, k in enumerate(key) if k is Ellipsis)
+            fill = len(shape) - (len(key) - 1)
+            key = key[:at] + (slice(None),) * max(fill, 0) + key[at + 1:]
+        if len(key) > len(shape):
+            raise IndexError("too many indices (%d) for an array of shape %s"
+                             % (len(key), shape))
+        key = key + (slice(None),) * (len(shape) - len(key))
+        begin, end, step, sliced, result = [], [], [], [], []
+        for axis, (k, size) in enumerate(zip(key, shape)):
+            if isinstance(k, slice):
+                start, stop, stride = k.indices(size)
+                if stride == 0:
+                    raise ValueError("slice step cannot be zero")
+                length = len(range(start, stop, stride))
+                begin.append(start)
+                end.append(stop if stride > 0 or stop >= 0 else None)
+                step.append(stride)
+                sliced.append(length)
+                result.append(length)
+            elif isinstance(k, (numbers.Integral, np.integer)) and not isinstance(k, bool):
+                i = _normalize_index(k, shape, axis)
+                begin.append(i)
+                end.append(i + 1)
+                step.append(1)
+                sliced.append(1)
+            else:
+                raise IndexError(
+                    "nanomx NDArray supports basic indexing only (ints, slices, '...'); got %r "
+                    "of type %s" % (k, type(k).__name__))
+        self.begin, self.end, self.step = tuple(begin), tuple(end), tuple(step)
+        self.sliced_shape = tuple(sliced)
+        self.result_shape = tuple(result) if result else (1,)
+        self.whole = all(b == 0 and s == 1 and n == size and isinstance(k, slice)
+                         for b, s, n, size, k in zip(begin, step, sliced, shape, key))
+        # One run of memory: every step 1, and every axis after the first one that selects
+        # more than a single index is whole.
+        self.length = _prod(sliced)
+        first_wide = next((a for a, n in enumerate(sliced) if n != 1), len(shape))
+        self.contiguous = (self.length > 0 and all(s == 1 for s in step)
+                           and all(sliced[a] == shape[a] for a in range(first_wide + 1,
+                                                                        len(shape))))
+        strides = [1] * len(shape)
+        for a in range(len(shape) - 2, -1, -1):
+            strides[a] = strides[a + 1] * shape[a + 1]
+        self.offset = sum(b * s for b, s in zip(begin, strides))
+
+
+# ---- creation ---------------------------------------------------------------------------------
+def empty(shape, ctx=None, dtype=None):
+    """A new array with uninitialised values (float32 unless dtype says otherwise)."""
+    shape = _as_shape(shape)
+    ctx = current_context() if ctx is None else Context(ctx)
+    return _new(_LIB.create(list(shape), ctx.device_typeid, ctx.device_id, _dtype_code(dtype)))
+
+
+def _creation_op(name, shape, ctx, dtype, extra=()):
+    shape = _as_shape(shape)
+    ctx = current_context() if ctx is None else Context(ctx)
+    keys = ("shape", "ctx", "dtype") + tuple(k for k, _ in extra)
+    vals = (str(shape), str(ctx), _dtype_name(dtype)) + tuple(v for _, v in extra)
+    return keys, vals
+
+
+def zeros(shape, ctx=None, dtype=None, **kwargs):
+    """A new array of zeros (op `_zeros`)."""
+    _reject_kwargs("zeros", kwargs)
+    keys, vals = _creation_op("_zeros", shape, ctx, dtype)
+    return _invoke(_op_handle("_zeros"), (), keys, vals)
+
+
+def ones(shape, ctx=None, dtype=None, **kwargs):
+    """A new array of ones (op `_ones`)."""
+    _reject_kwargs("ones", kwargs)
+    keys, vals = _creation_op("_ones", shape, ctx, dtype)
+    return _invoke(_op_handle("_ones"), (), keys, vals)
+
+
+def full(shape, val, ctx=None, dtype=mx_real_t, out=None):
+    """An array filled with `val` (op `_full`), new or written into `out`."""
+    if out is None:
+        out = empty(shape, ctx, dtype)
+    out[:] = val
+    return out
+
+
+def array(source_array, ctx=None, dtype=None):
+    """A new array holding a copy of `source_array` (an NDArray, numpy array or nested list);
+    float32 unless `dtype` says otherwise or the source is an NDArray."""
+    if isinstance(source_array, NDArray):
+        dtype = source_array.dtype if dtype is None else dtype
+        result = empty(source_array.shape, ctx, dtype)
+        result[:] = source_array
+        return result
+    dtype = mx_real_t if dtype is None else dtype
+    if not isinstance(source_array, np.ndarray):
+        try:
+            source_array = np.array(source_array, dtype=dtype)
+        except (TypeError, ValueError):
+            raise TypeError("source_array must be array like object, got %s"
+                            % type(source_array).__name__) from None
+    if source_array.ndim == 0:
+        source_array = source_array.reshape(1)
+    result = empty(source_array.shape, ctx, dtype)
+    result._sync_copyfrom(source_array)
+    return result
+
+
+def _reject_kwargs(function, kwargs):
+    if kwargs:
+        raise TypeError("%s() got unexpected keyword arguments: %s"
+                        % (function, ", ".join(sorted(kwargs))))
+
+
+# ---- save / load / sync -----------------------------------------------------------------------
+def save(fname, data):
+    """Saves an NDArray, a list of NDArrays or a dict str -> NDArray in MXNet's .params format."""
+    fname = os.fspath(fname)
+    if isinstance(data, NDArray):
+        data = [data]
+    if isinstance(data, dict):
+        keys = list(data.keys())
+        if not all(isinstance(k, str) for k in keys):
+            raise TypeError("save: dict keys must be str")
+        values = list(data.values())
+    elif isinstance(data, (list, tuple)):
+        keys, values = None, list(data)
+    else:
+        raise TypeError("save only accepts a dict str->NDArray, a list of NDArray or an "
+                        "NDArray, got %s" % type(data).__name__)
+    if not all(isinstance(v, NDArray) for v in values):
+        raise TypeError("save: every value must be an NDArray")
+    _LIB.save(fname, [v.handle for v in values], keys)
+
+
+def load(fname):
+    """Loads a file written by save (or MXNet): a list, or a dict when the file has names."""
+    fname = os.fspath(fname)
+    handles, names = _LIB.load(fname)
+    arrays = [_new(h) for h in handles]
+    if not names:
+        return arrays
+    return dict(zip(names, arrays))
+
+
+def waitall():
+    """Waits until every pushed operator has run (raises the first error kept by one)."""
+    _LIB.wait_all()
+
+
+# ---- functions with MXNet's hand-written Python front ends -------------------------------------
+def onehot_encode(indices, out):
+    """One-hot rows into `out` (legacy `_onehot_encode`; prefer one_hot in MXNet)."""
+    return _invoke(_op_handle("_onehot_encode"), (indices, out), out=out)
+
+
+def _ufunc(lhs, rhs, array_op, scalar_op, rscalar_op, python_op):
+    if isinstance(lhs, NDArray):
+        result = _binary(lhs, rhs, array_op, scalar_op)
+    elif isinstance(rhs, NDArray) and isinstance(lhs, numeric_types):
+        result = _binary(rhs, lhs, None, rscalar_op)
+    elif isinstance(lhs, numeric_types) and isinstance(rhs, numeric_types):
+        return python_op(lhs, rhs)
+    else:
+        result = NotImplemented
+    if result is NotImplemented:
+        raise TypeError("unsupported operand types: %s and %s"
+                        % (type(lhs).__name__, type(rhs).__name__))
+    return result
+
+
+def add(lhs, rhs):
+    """lhs + rhs, element-wise with broadcasting (NDArrays or numbers)."""
+    return _ufunc(lhs, rhs, "broadcast_add", "_plus_scalar", "_plus_scalar", operator.add)
+
+
+def subtract(lhs, rhs):
+    return _ufunc(lhs, rhs, "broadcast_sub", "_minus_scalar", "_rminus_scalar", operator.sub)
+
+
+def multiply(lhs, rhs):
+    return _ufunc(lhs, rhs, "broadcast_mul", "_mul_scalar", "_mul_scalar", operator.mul)
+
+
+def divide(lhs, rhs):
+    return _ufunc(lhs, rhs, "broadcast_div", "_div_scalar", "_rdiv_scalar", operator.truediv)
+

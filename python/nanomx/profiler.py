@@ -1,0 +1,255 @@
+"""mx.profiler: MXNet 1.x's profiler front end over nanomx's C API.
+
+Beyond MXNet: Task, Frame and Event are context managers, `scope()` restores the previous scope
+when its block raises, and `dumps(reset=True)` with aggregation off returns "" instead of
+crashing.
+"""
+import contextlib
+import contextvars
+import warnings
+
+from .base import _LIB
+
+_STATES = {"stop": 0, "run": 1}
+_PROCESSES = {"worker": 0, "server": 1}
+_FORMATS = {"table": 0, "json": 1}
+_SORT_BY = {"total": 0, "avg": 1, "min": 2, "max": 3, "count": 4}
+
+
+def _lookup(table, value, what):
+    try:
+        return table[value]
+    except (KeyError, TypeError):
+        raise ValueError("%s must be one of %s, got %r"
+                         % (what, ", ".join(repr(k) for k in table), value)) from None
+
+
+def _kvstore_handle(profile_process):
+    """The distributed kvstore a server request travels through (none in this build)."""
+    return 0
+
+
+def set_config(**kwargs):
+    """Sets profiler options; every value is sent as str(value), as MXNet does.
+
+    Keys: profile_all, profile_symbolic, profile_imperative, profile_memory, profile_api,
+    filename, continuous_dump, dump_period, aggregate_stats, profile_process,
+    gpu_memory_profile_filename_prefix, and nanomx's max_buffer_mb and duration_events.
+    """
+    profile_process = kwargs.get("profile_process", "worker")
+    keys = [str(k) for k in kwargs]
+    values = [str(v) for v in kwargs.values()]
+    _LIB.set_config(keys, values, _kvstore_handle(profile_process))
+
+
+def set_state(state="stop", profile_process="worker"):
+    """Starts ('run') or stops ('stop') recording."""
+    _LIB.set_state(_lookup(_STATES, state, "state"),
+                   _lookup(_PROCESSES, profile_process, "profile_process"),
+                   _kvstore_handle(profile_process))
+
+
+def dump(finished=True, profile_process="worker"):
+    """Writes the trace file; `finished=True` closes it (only the object True counts, as in
+    MXNet: `finished=1` leaves the file open for more)."""
+    finished_flag = 1 if finished is True else 0
+    _LIB.dump(finished_flag, _lookup(_PROCESSES, profile_process, "profile_process"),
+              _kvstore_handle(profile_process))
+
+
+def dumps(reset=False, format="table", sort_by="total", ascending=False):
+    """The aggregate statistics as MXNet's table (format='table') or JSON (format='json');
+    "" when aggregate_stats is off."""
+    return _LIB.dumps(1 if reset else 0, _lookup(_FORMATS, format, "format"),
+                      _lookup(_SORT_BY, sort_by, "sort_by"), 1 if ascending else 0)
+
+
+def pause(profile_process="worker"):
+    """Drops every record until resume() (objects keep their state)."""
+    _LIB.pause(1, _lookup(_PROCESSES, profile_process, "profile_process"),
+               _kvstore_handle(profile_process))
+
+
+def resume(profile_process="worker"):
+    _LIB.pause(0, _lookup(_PROCESSES, profile_process, "profile_process"),
+               _kvstore_handle(profile_process))
+
+
+def profiler_set_config(mode="symbolic", filename="profile.json"):
+    """Deprecated: use set_config(profile_<mode>=True, filename=...)."""
+    warnings.warn("profiler.profiler_set_config() is deprecated. "
+                  "Please use profiler.set_config() instead", DeprecationWarning, stacklevel=2)
+    _LIB.set_config(["profile_" + str(mode), "filename"], [str(True), str(filename)], 0)
+
+
+def profiler_set_state(state="stop"):
+    """Deprecated: use set_state(state)."""
+    warnings.warn("profiler.profiler_set_state() is deprecated. "
+                  "Please use profiler.set_state() instead", DeprecationWarning, stacklevel=2)
+    set_state(state)
+
+
+def dump_profile():
+    """Deprecated: use dump(True)."""
+    warnings.warn("profiler.dump_profile() is deprecated. "
+                  "Please use profiler.dump() instead", DeprecationWarning, stacklevel=2)
+    dump(True)
+
+
+class Domain(object):
+    """A named group of tasks, frames, counters and markers (never destroyed, as in MXNet)."""
+
+    def __init__(self, name):
+        self.name = name
+        self.handle = _LIB.create_domain(str(name))
+
+    def __str__(self):
+        return self.name
+
+    def new_task(self, name):
+        return Task(self, name)
+
+    def new_frame(self, name):
+        return Frame(self, name)
+
+    def new_counter(self, name, value=None):
+        return Counter(self, name, value)
+
+    def new_marker(self, name):
+        return Marker(self, name)
+
+
+class _Duration(object):
+    """start()/stop() around a region; also a context manager."""
+
+    _handle = None
+
+    def __init__(self, name, handle):
+        self.name = name
+        self._handle = handle
+
+    @property
+    def handle(self):
+        return self._handle
+
+    def start(self):
+        _LIB.duration_start(self._handle)
+
+    def stop(self):
+        _LIB.duration_stop(self._handle)
+
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, exc_type, exc_value, traceback):
+        self.stop()
+
+    def __str__(self):
+        return self.name
+
+    def __del__(self, _destroy=_LIB.destroy_handle):
+        if self._handle is not None:
+            _destroy(self._handle)
+            self._handle = None
+
+
+class Task(_Duration):
+    """A duration in a domain (trace category: the domain's name)."""
+
+    def __init__(self, domain, name):
+        self.domain = domain
+        super().__init__(name, _LIB.create_task(domain.handle, str(name)))
+
+
+class Frame(_Duration):
+    """A duration in a domain (trace category: '<domain>,frame')."""
+
+    def __init__(self, domain, name):
+        self.domain = domain
+        super().__init__(name, _LIB.create_frame(domain.handle, str(name)))
+
+
+class Event(_Duration):
+    """A duration outside any domain (trace category: 'event')."""
+
+    def __init__(self, name):
+        super().__init__(name, _LIB.create_event(str(name)))
+
+
+class Counter(object):
+    """A 64-bit counter in a domain; each change is one record. Going below zero wraps around
+    (unsigned, as MXNet)."""
+
+    _handle = None
+
+    def __init__(self, domain, name, value=None):
+        self.name = name
+        self.domain = domain
+        self._handle = _LIB.create_counter(domain.handle, str(name))
+        if value is not None:
+            self.set_value(value)
+
+    @property
+    def handle(self):
+        return self._handle
+
+    def set_value(self, value):
+        _LIB.set_counter(self._handle, int(value))
+
+    def increment(self, delta=1):
+        _LIB.adjust_counter(self._handle, int(delta))
+
+    def decrement(self, delta=1):
+        _LIB.adjust_counter(self._handle, -int(delta))
+
+    def __iadd__(self, delta):
+        self.increment(delta)
+        return self
+
+    def __isub__(self, delta):
+        self.decrement(delta)
+        return self
+
+    def __str__(self):
+        return self.name
+
+    def __del__(self, _destroy=_LIB.destroy_handle):
+        if self._handle is not None:
+            _destroy(self._handle)
+            self._handle = None
+
+
+class Marker(object):
+    """An instant in a domain: Marker(domain, name).mark(scope)."""
+
+    def __init__(self, domain, name):
+        self.name = name
+        self.domain = domain
+
+    def mark(self, scope="process"):
+        """scope: 'global', 'process', 'thread', 'task' or 'marker'."""
+        _LIB.set_marker(self.domain.handle, str(self.name), str(scope))
+
+
+_current_scope = contextvars.ContextVar("profiler_scope", default="<unk>:")
+
+
+@contextlib.contextmanager
+def scope(name="<unk>:", append_mode=True):
+    """Names the memory allocations made inside the block `<outer>:<name>:`.
+
+    With append_mode the name is appended to the enclosing scope. The previous scope comes back
+    when the block ends, also when it raises (MXNet leaves it set then).
+    """
+    name = name + ":" if not name.endswith(":") else name
+    previous = _current_scope.get()
+    if append_mode and previous != "<unk>:":
+        name = previous + name
+    token = _current_scope.set(name)
+    _LIB.set_scope(name)
+    try:
+        yield name
+    finally:
+        _current_scope.reset(token)
+        _LIB.set_scope(previous)

@@ -1,0 +1,388 @@
+// nanomx._capi: the Python extension. Each function is a thin wrapper over one C API call
+// (include/nanomx/c_api.h) and nothing else, so that API profiling sees every call Python makes.
+// Handles cross into Python as integers; the C API checks every array and profiler handle
+// against its live set, so a stale or made-up integer gives an error, never a crash.
+// A C API failure raises nanomx.base.MXNetError (installed by set_error_class) with the C-side
+// message. Calls that can block (waits, copies, files, dumps) release the GIL.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "nanomx/c_api.h"
+
+namespace py = pybind11;
+
+namespace {
+
+PyObject* error_class = PyExc_RuntimeError;
+
+[[noreturn]] void raise_last_error() {
+  PyErr_SetString(error_class, MXGetLastError());
+  throw py::error_already_set();
+}
+
+void check(int rc) {
+  if (rc != 0) raise_last_error();
+}
+
+// Runs a C API call with the GIL released (for calls that may wait on the engine or on files).
+template <typename Call>
+void check_unlocked(Call&& call) {
+  int rc;
+  {
+    py::gil_scoped_release release;
+    rc = call();
+  }
+  check(rc);
+}
+
+void* as_handle(uintptr_t value) { return reinterpret_cast<void*>(value); }
+uintptr_t as_int(const void* handle) { return reinterpret_cast<uintptr_t>(handle); }
+
+// Bytes per element of each MXNet type code nanomx supports (index = type code).
+size_t element_size(int dtype) {
+  static constexpr size_t kSizes[] = {4, 8, 2, 1, 4, 1, 8};
+  if (dtype < 0 || dtype >= static_cast<int>(std::size(kSizes))) {
+    throw py::value_error("nanomx: unsupported dtype code " + std::to_string(dtype));
+  }
+  return kSizes[dtype];
+}
+
+// Elements and bytes of an array, from its shape and dtype as the C API reports them.
+struct ArrayExtent {
+  size_t elements = 1;
+  size_t bytes = 0;
+};
+ArrayExtent extent_of(NDArrayHandle handle) {
+  int ndim = 0;
+  const int64_t* dims = nullptr;
+  check(MXNDArrayGetShapeEx64(handle, &ndim, &dims));
+  if (ndim == 0) throw py::value_error("nanomx: the array is empty (none array, no shape)");
+  int dtype = 0;
+  check(MXNDArrayGetDType(handle, &dtype));
+  ArrayExtent e;
+  for (int i = 0; i < ndim; ++i) e.elements *= static_cast<size_t>(dims[i]);
+  e.bytes = e.elements * element_size(dtype);
+  return e;
+}
+
+// A contiguous buffer of exactly `bytes` bytes from any object with the buffer protocol.
+class Buffer {
+ public:
+  Buffer(py::handle obj, bool writable, size_t bytes, const char* what) {
+    int flags = PyBUF_C_CONTIGUOUS | (writable ? PyBUF_WRITABLE : 0);
+    if (PyObject_GetBuffer(obj.ptr(), &view_, flags) != 0) throw py::error_already_set();
+    if (static_cast<size_t>(view_.len) != bytes) {
+      const size_t got = static_cast<size_t>(view_.len);
+      PyBuffer_Release(&view_);
+      throw py::value_error(std::string("nanomx: ") + what + ": the buffer holds " +
+                            std::to_string(got) + " bytes, the array needs " +
+                            std::to_string(bytes));
+    }
+  }
+  ~Buffer() { PyBuffer_Release(&view_); }
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  void* data() const { return view_.buf; }
+
+ private:
+  Py_buffer view_{};
+};
+
+// Handles from a list or tuple of integers, into `out`.
+void handles_from(py::handle seq, std::vector<NDArrayHandle>& out, const char* what) {
+  py::object fast = py::reinterpret_steal<py::object>(PySequence_Fast(seq.ptr(), what));
+  if (!fast) throw py::error_already_set();
+  const Py_ssize_t n = PySequence_Fast_GET_SIZE(fast.ptr());
+  PyObject** items = PySequence_Fast_ITEMS(fast.ptr());
+  out.resize(static_cast<size_t>(n));
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    out[i] = PyLong_AsVoidPtr(items[i]);
+    if (out[i] == nullptr && PyErr_Occurred()) throw py::error_already_set();
+  }
+}
+
+// UTF-8 views of a list or tuple of str; the strings stay alive in `keep`.
+void strings_from(py::handle seq, std::vector<const char*>& out, py::object& keep,
+                  const char* what) {
+  keep = py::reinterpret_steal<py::object>(PySequence_Fast(seq.ptr(), what));
+  if (!keep) throw py::error_already_set();
+  const Py_ssize_t n = PySequence_Fast_GET_SIZE(keep.ptr());
+  PyObject** items = PySequence_Fast_ITEMS(keep.ptr());
+  out.resize(static_cast<size_t>(n));
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    out[i] = PyUnicode_AsUTF8(items[i]);
+    if (out[i] == nullptr) throw py::error_already_set();
+  }
+}
+
+// The hot path of every operator call: MXImperativeInvoke with new outputs (returns their
+// handles) or with given outputs (returns None). Raw CPython sequences, no per-call containers
+// beyond three reused thread-local vectors.
+py::object invoke(uintptr_t op, py::handle inputs, py::handle keys, py::handle vals,
+                  py::handle outputs) {
+  thread_local std::vector<NDArrayHandle> in, given;
+  thread_local std::vector<const char*> key_ptrs, val_ptrs;
+  handles_from(inputs, in, "nanomx invoke: inputs must be a sequence of handles");
+  py::object keep_keys, keep_vals;
+  strings_from(keys, key_ptrs, keep_keys, "nanomx invoke: keys must be a sequence of str");
+  strings_from(vals, val_ptrs, keep_vals, "nanomx invoke: values must be a sequence of str");
+  if (key_ptrs.size() != val_ptrs.size()) {
+    throw py::value_error("nanomx invoke: " + std::to_string(key_ptrs.size()) + " keys but " +
+                          std::to_string(val_ptrs.size()) + " values");
+  }
+  const bool new_outputs = outputs.is_none();
+  int num_outputs = 0;
+  NDArrayHandle* out_handles = nullptr;
+  if (!new_outputs) {
+    handles_from(outputs, given, "nanomx invoke: out must be a sequence of handles");
+    num_outputs = static_cast<int>(given.size());
+    out_handles = given.data();
+  }
+  check(MXImperativeInvoke(as_handle(op), static_cast<int>(in.size()), in.data(), &num_outputs,
+                           &out_handles, static_cast<int>(key_ptrs.size()), key_ptrs.data(),
+                           val_ptrs.data()));
+  if (!new_outputs) return py::none();
+  py::list result(num_outputs);
+  for (int i = 0; i < num_outputs; ++i) {
+    PyObject* h = PyLong_FromVoidPtr(out_handles[i]);
+    if (h == nullptr) throw py::error_already_set();
+    PyList_SET_ITEM(result.ptr(), i, h);
+  }
+  return result;
+}
+
+std::vector<const char*> c_strings(const std::vector<std::string>& strings) {
+  std::vector<const char*> out;
+  out.reserve(strings.size());
+  for (const std::string& s : strings) out.push_back(s.c_str());
+  return out;
+}
+
+void register_ndarray(py::module_& m) {
+  m.def("create_none", [] {
+    NDArrayHandle h = nullptr;
+    check(MXNDArrayCreateNone(&h));
+    return as_int(h);
+  });
+  m.def("create", [](const std::vector<int64_t>& shape, int dev_type, int dev_id, int dtype) {
+    std::vector<mx_uint> dims;
+    for (int64_t d : shape) {
+      if (d < 0 || d > UINT32_MAX) {
+        throw py::value_error("nanomx: shape dimension " + std::to_string(d) +
+                              " is out of range (0 to 4294967295)");
+      }
+      dims.push_back(static_cast<mx_uint>(d));
+    }
+    NDArrayHandle h = nullptr;
+    check(MXNDArrayCreateEx(dims.data(), static_cast<mx_uint>(dims.size()), dev_type, dev_id, 0,
+                            dtype, &h));
+    return as_int(h);
+  });
+  m.def("free", [](uintptr_t h) { check(MXNDArrayFree(as_handle(h))); });
+  m.def("shape", [](uintptr_t h) {
+    int ndim = 0;
+    const int64_t* dims = nullptr;
+    check(MXNDArrayGetShapeEx64(as_handle(h), &ndim, &dims));
+    py::tuple t(ndim);
+    for (int i = 0; i < ndim; ++i) t[i] = py::int_(dims[i]);
+    return t;
+  });
+  m.def("dtype", [](uintptr_t h) {
+    int dtype = 0;
+    check(MXNDArrayGetDType(as_handle(h), &dtype));
+    return dtype;
+  });
+  m.def("context", [](uintptr_t h) {
+    int dev_type = 0, dev_id = 0;
+    check(MXNDArrayGetContext(as_handle(h), &dev_type, &dev_id));
+    return std::make_pair(dev_type, dev_id);
+  });
+  m.def("sync_copy_from", [](uintptr_t h, py::handle source) {
+    const ArrayExtent e = extent_of(as_handle(h));
+    Buffer buffer(source, false, e.bytes, "copy into an NDArray");
+    check_unlocked([&] { return MXNDArraySyncCopyFromCPU(as_handle(h), buffer.data(), e.elements); });
+  });
+  m.def("sync_copy_to", [](uintptr_t h, py::handle target) {
+    const ArrayExtent e = extent_of(as_handle(h));
+    Buffer buffer(target, true, e.bytes, "copy out of an NDArray");
+    check_unlocked([&] { return MXNDArraySyncCopyToCPU(as_handle(h), buffer.data(), e.elements); });
+  });
+  m.def("wait_to_read",
+        [](uintptr_t h) { check_unlocked([&] { return MXNDArrayWaitToRead(as_handle(h)); }); });
+  m.def("wait_to_write",
+        [](uintptr_t h) { check_unlocked([&] { return MXNDArrayWaitToWrite(as_handle(h)); }); });
+  m.def("wait_all", [] { check_unlocked([] { return MXNDArrayWaitAll(); }); });
+  m.def("slice", [](uintptr_t h, uint32_t begin, uint32_t end) {
+    NDArrayHandle out = nullptr;
+    check(MXNDArraySlice(as_handle(h), begin, end, &out));
+    return as_int(out);
+  });
+  m.def("at", [](uintptr_t h, uint32_t index) {
+    NDArrayHandle out = nullptr;
+    check(MXNDArrayAt(as_handle(h), index, &out));
+    return as_int(out);
+  });
+  m.def("reshape", [](uintptr_t h, std::vector<int64_t> dims, bool reverse) {
+    NDArrayHandle out = nullptr;
+    check(MXNDArrayReshape64(as_handle(h), static_cast<int>(dims.size()), dims.data(), reverse,
+                             &out));
+    return as_int(out);
+  });
+  m.def("save", [](const std::string& fname, const std::vector<uintptr_t>& handles,
+                   const std::optional<std::vector<std::string>>& keys) {
+    std::vector<NDArrayHandle> hs;
+    for (uintptr_t h : handles) hs.push_back(as_handle(h));
+    std::vector<const char*> key_ptrs;
+    if (keys) {
+      if (keys->size() != handles.size()) throw py::value_error("nanomx save: one key per array");
+      key_ptrs = c_strings(*keys);
+    }
+    check_unlocked([&] {
+      return MXNDArraySave(fname.c_str(), static_cast<mx_uint>(hs.size()), hs.data(),
+                           keys ? key_ptrs.data() : nullptr);
+    });
+  });
+  m.def("load", [](const std::string& fname) {
+    mx_uint size = 0, name_size = 0;
+    NDArrayHandle* arrays = nullptr;
+    const char** names = nullptr;
+    check_unlocked(
+        [&] { return MXNDArrayLoad(fname.c_str(), &size, &arrays, &name_size, &names); });
+    std::vector<uintptr_t> hs;
+    for (mx_uint i = 0; i < size; ++i) hs.push_back(as_int(arrays[i]));
+    std::vector<std::string> ns(names, names + name_size);
+    return std::make_pair(hs, ns);
+  });
+  m.def("save_raw_bytes", [](uintptr_t h) {
+    size_t size = 0;
+    const char* data = nullptr;
+    check_unlocked([&] { return MXNDArraySaveRawBytes(as_handle(h), &size, &data); });
+    return py::bytes(data, size);
+  });
+  m.def("load_from_raw_bytes", [](py::buffer source) {
+    py::buffer_info info = source.request();
+    NDArrayHandle out = nullptr;
+    const size_t bytes = static_cast<size_t>(info.size * info.itemsize);
+    check(MXNDArrayLoadFromRawBytes(info.ptr, bytes, &out));
+    return as_int(out);
+  });
+  m.def("list_op_names", [] {
+    mx_uint size = 0;
+    const char** names = nullptr;
+    check(MXListAllOpNames(&size, &names));
+    return std::vector<std::string>(names, names + size);
+  });
+  m.def("get_op_handle", [](const std::string& name) {
+    OpHandle h = nullptr;
+    check(NNGetOpHandle(name.c_str(), &h));
+    return as_int(h);
+  });
+  // (registered name, argument names, argument kinds) of an operator handle.
+  m.def("op_info", [](uintptr_t op) {
+    const char *name = nullptr, *description = nullptr, *key_var = nullptr, *ret = nullptr;
+    mx_uint num_args = 0;
+    const char **arg_names = nullptr, **arg_types = nullptr, **arg_descriptions = nullptr;
+    check(MXSymbolGetAtomicSymbolInfo(as_handle(op), &name, &description, &num_args, &arg_names,
+                                      &arg_types, &arg_descriptions, &key_var, &ret));
+    return py::make_tuple(std::string(name),
+                          std::vector<std::string>(arg_names, arg_names + num_args),
+                          std::vector<std::string>(arg_types, arg_types + num_args));
+  });
+  m.def("invoke", &invoke, py::arg("op"), py::arg("inputs"), py::arg("keys"), py::arg("vals"),
+        py::arg("outputs"));
+  m.def("random_seed", [](int seed) { check(MXRandomSeed(seed)); });
+  m.def("gpu_count", [] {
+    int n = 0;
+    check(MXGetGPUCount(&n));
+    return n;
+  });
+}
+
+void register_profiler(py::module_& m) {
+  m.def("set_config", [](const std::vector<std::string>& keys,
+                         const std::vector<std::string>& vals, uintptr_t kvstore) {
+    if (keys.size() != vals.size()) throw py::value_error("nanomx set_config: one value per key");
+    std::vector<const char*> k = c_strings(keys), v = c_strings(vals);
+    check_unlocked([&] {
+      return MXSetProcessProfilerConfig(static_cast<int>(k.size()), k.data(), v.data(),
+                                        as_handle(kvstore));
+    });
+  });
+  m.def("set_state", [](int state, int profile_process, uintptr_t kvstore) {
+    check_unlocked(
+        [&] { return MXSetProcessProfilerState(state, profile_process, as_handle(kvstore)); });
+  });
+  m.def("dump", [](int finished, int profile_process, uintptr_t kvstore) {
+    check_unlocked(
+        [&] { return MXDumpProcessProfile(finished, profile_process, as_handle(kvstore)); });
+  });
+  m.def("dumps", [](int reset, int format, int sort_by, int ascending) {
+    const char* text = nullptr;
+    check_unlocked(
+        [&] { return MXAggregateProfileStatsPrintEx(&text, reset, format, sort_by, ascending); });
+    return std::string(text == nullptr ? "" : text);
+  });
+  m.def("pause", [](int paused, int profile_process, uintptr_t kvstore) {
+    check_unlocked(
+        [&] { return MXProcessProfilePause(paused, profile_process, as_handle(kvstore)); });
+  });
+  m.def("set_scope", [](const std::string& scope) { check(MXSetProfilerScope(scope.c_str())); });
+  m.def("create_domain", [](const std::string& name) {
+    ProfileHandle h = nullptr;
+    check(MXProfileCreateDomain(name.c_str(), &h));
+    return as_int(h);
+  });
+  m.def("create_task", [](uintptr_t domain, const std::string& name) {
+    ProfileHandle h = nullptr;
+    check(MXProfileCreateTask(as_handle(domain), name.c_str(), &h));
+    return as_int(h);
+  });
+  m.def("create_frame", [](uintptr_t domain, const std::string& name) {
+    ProfileHandle h = nullptr;
+    check(MXProfileCreateFrame(as_handle(domain), name.c_str(), &h));
+    return as_int(h);
+  });
+  m.def("create_event", [](const std::string& name) {
+    ProfileHandle h = nullptr;
+    check(MXProfileCreateEvent(name.c_str(), &h));
+    return as_int(h);
+  });
+  m.def("create_counter", [](uintptr_t domain, const std::string& name) {
+    ProfileHandle h = nullptr;
+    check(MXProfileCreateCounter(as_handle(domain), name.c_str(), &h));
+    return as_int(h);
+  });
+  m.def("destroy_handle", [](uintptr_t h) { check(MXProfileDestroyHandle(as_handle(h))); });
+  m.def("duration_start", [](uintptr_t h) { check(MXProfileDurationStart(as_handle(h))); });
+  m.def("duration_stop", [](uintptr_t h) { check(MXProfileDurationStop(as_handle(h))); });
+  m.def("set_counter",
+        [](uintptr_t h, uint64_t value) { check(MXProfileSetCounter(as_handle(h), value)); });
+  m.def("adjust_counter",
+        [](uintptr_t h, int64_t delta) { check(MXProfileAdjustCounter(as_handle(h), delta)); });
+  m.def("set_marker", [](uintptr_t domain, const std::string& name, const std::string& scope) {
+    check(MXProfileSetMarker(as_handle(domain), name.c_str(), scope.c_str()));
+  });
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_capi, m) {
+  m.doc() = "nanomx's C API, one thin function per C call (use the nanomx package instead)";
+  m.def(
+      "set_error_class",
+      [](py::handle cls) {
+        if (!PyType_Check(cls.ptr()) || !PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(cls.ptr()),
+                                                          reinterpret_cast<PyTypeObject*>(PyExc_Exception))) {
+          throw py::type_error("set_error_class expects an exception class");
+        }
+        Py_INCREF(cls.ptr());  // kept for the life of the process
+        error_class = cls.ptr();
+      },
+      "The exception class raised for C API failures (nanomx.base.MXNetError).");
+  register_ndarray(m);
+  register_profiler(m);
+}
