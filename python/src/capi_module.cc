@@ -4,6 +4,7 @@
 // against its live set, so a stale or made-up integer gives an error, never a crash.
 // A C API failure raises nanomx.base.MXNetError (installed by set_error_class) with the C-side
 // message. Calls that can block (waits, copies, files, dumps) release the GIL.
+#include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -50,47 +51,6 @@ size_t element_size(int dtype) {
   }
   return kSizes[dtype];
 }
-
-// Elements and bytes of an array, from its shape and dtype as the C API reports them.
-struct ArrayExtent {
-  size_t elements = 1;
-  size_t bytes = 0;
-};
-ArrayExtent extent_of(NDArrayHandle handle) {
-  int ndim = 0;
-  const int64_t* dims = nullptr;
-  check(MXNDArrayGetShapeEx64(handle, &ndim, &dims));
-  if (ndim == 0) throw py::value_error("nanomx: the array is empty (none array, no shape)");
-  int dtype = 0;
-  check(MXNDArrayGetDType(handle, &dtype));
-  ArrayExtent e;
-  for (int i = 0; i < ndim; ++i) e.elements *= static_cast<size_t>(dims[i]);
-  e.bytes = e.elements * element_size(dtype);
-  return e;
-}
-
-// A contiguous buffer of exactly `bytes` bytes from any object with the buffer protocol.
-class Buffer {
- public:
-  Buffer(py::handle obj, bool writable, size_t bytes, const char* what) {
-    int flags = PyBUF_C_CONTIGUOUS | (writable ? PyBUF_WRITABLE : 0);
-    if (PyObject_GetBuffer(obj.ptr(), &view_, flags) != 0) throw py::error_already_set();
-    if (static_cast<size_t>(view_.len) != bytes) {
-      const size_t got = static_cast<size_t>(view_.len);
-      PyBuffer_Release(&view_);
-      throw py::value_error(std::string("nanomx: ") + what + ": the buffer holds " +
-                            std::to_string(got) + " bytes, the array needs " +
-                            std::to_string(bytes));
-    }
-  }
-  ~Buffer() { PyBuffer_Release(&view_); }
-  Buffer(const Buffer&) = delete;
-  Buffer& operator=(const Buffer&) = delete;
-  void* data() const { return view_.buf; }
-
- private:
-  Py_buffer view_{};
-};
 
 // Handles from a list or tuple of integers, into `out`.
 void handles_from(py::handle seq, std::vector<NDArrayHandle>& out, const char* what) {
@@ -201,15 +161,48 @@ void register_ndarray(py::module_& m) {
     check(MXNDArrayGetContext(as_handle(h), &dev_type, &dev_id));
     return std::make_pair(dev_type, dev_id);
   });
+  // Copies a C-contiguous host buffer into the array; its bytes must be the array's bytes.
   m.def("sync_copy_from", [](uintptr_t h, py::handle source) {
-    const ArrayExtent e = extent_of(as_handle(h));
-    Buffer buffer(source, false, e.bytes, "copy into an NDArray");
-    check_unlocked([&] { return MXNDArraySyncCopyFromCPU(as_handle(h), buffer.data(), e.elements); });
+    int dtype = 0;
+    check(MXNDArrayGetDType(as_handle(h), &dtype));
+    const size_t itemsize = element_size(dtype);
+    Py_buffer view{};
+    if (PyObject_GetBuffer(source.ptr(), &view, PyBUF_C_CONTIGUOUS) != 0) {
+      throw py::error_already_set();
+    }
+    const size_t bytes = static_cast<size_t>(view.len);
+    int rc = 0;
+    if (bytes % itemsize == 0) {
+      py::gil_scoped_release release;
+      // The C API checks the element count against the array's size.
+      rc = MXNDArraySyncCopyFromCPU(as_handle(h), view.buf, bytes / itemsize);
+    }
+    PyBuffer_Release(&view);
+    if (bytes % itemsize != 0) {
+      throw py::value_error("nanomx: copy into an NDArray: " + std::to_string(bytes) +
+                            " bytes is not a whole number of " + std::to_string(itemsize) +
+                            "-byte elements");
+    }
+    check(rc);
   });
-  m.def("sync_copy_to", [](uintptr_t h, py::handle target) {
-    const ArrayExtent e = extent_of(as_handle(h));
-    Buffer buffer(target, true, e.bytes, "copy out of an NDArray");
-    check_unlocked([&] { return MXNDArraySyncCopyToCPU(as_handle(h), buffer.data(), e.elements); });
+  // The array's values as a new numpy array (waits for pending writes).
+  m.def("to_numpy", [](uintptr_t h) {
+    int ndim = 0;
+    const int64_t* dims = nullptr;
+    check(MXNDArrayGetShapeEx64(as_handle(h), &ndim, &dims));
+    if (ndim == 0) throw py::value_error("nanomx: the array is empty (none array, no shape)");
+    std::vector<py::ssize_t> shape(dims, dims + ndim);
+    int type_code = 0;
+    check(MXNDArrayGetDType(as_handle(h), &type_code));
+    static const char* const kNumpyTypes[] = {"float32", "float64", "float16", "uint8",
+                                              "int32",   "int8",    "int64"};
+    element_size(type_code);  // rejects codes outside the table
+    py::array result{py::dtype(kNumpyTypes[type_code]), shape};
+    size_t elements = 1;
+    for (py::ssize_t d : shape) elements *= static_cast<size_t>(d);
+    void* data = result.mutable_data();
+    check_unlocked([&] { return MXNDArraySyncCopyToCPU(as_handle(h), data, elements); });
+    return result;
   });
   m.def("wait_to_read",
         [](uintptr_t h) { check_unlocked([&] { return MXNDArrayWaitToRead(as_handle(h)); }); });

@@ -166,9 +166,7 @@ class NDArray(object):
     # ---- host copies and waits ------------------------------------------------------------
     def asnumpy(self):
         """A numpy copy of the values (waits for pending writes)."""
-        data = np.empty(self.shape, dtype=self.dtype)
-        _LIB.sync_copy_to(self.handle, data)
-        return data
+        return _LIB.to_numpy(self.handle)
 
     def asscalar(self):
         """The only element, as a numpy scalar; ValueError unless size is 1."""
