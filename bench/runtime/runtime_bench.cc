@@ -55,7 +55,9 @@ void BM_EnginePushChain(benchmark::State& state) {
 BENCHMARK(BM_EnginePushChain)->UseRealTime();
 
 // The tiny operator end to end: invoke (_plus_scalar on one float, in place) and wait.
-void tiny_op_loop(benchmark::State& state, int ops_per_wait) {
+// drain: between waits (outside the timing), the collector drains the profiler's buffers, as
+// continuous dump does, so that chunks are reused instead of taken fresh from the allocator.
+void tiny_op_loop(benchmark::State& state, int ops_per_wait, bool drain = false) {
   NDArray a = ops::invoke("_zeros", {}, {{"shape", "(1,)"}})[0];
   const NDArray io[] = {a};
   const ops::Attrs attrs = {{"scalar", "1"}};
@@ -63,6 +65,11 @@ void tiny_op_loop(benchmark::State& state, int ops_per_wait) {
   for (auto _ : state) {
     for (int i = 0; i < ops_per_wait; ++i) ops::invoke(op, io, attrs, io);
     a.wait_to_read();
+    if (drain) {
+      state.PauseTiming();
+      profiler::dump(false);
+      state.ResumeTiming();
+    }
   }
   state.SetItemsProcessed(state.iterations() * ops_per_wait);
 }
@@ -75,15 +82,67 @@ BENCHMARK(BM_TinyOpInvokeBatch1000)->UseRealTime();
 void BM_TinyOpInvokeBatch1000Profiled(benchmark::State& state) {
   const std::string path =
       (std::filesystem::temp_directory_path() / "nanomx_bench_profile.json").string();
-  profiler::set_config(
-      {{"profile_imperative", "true"}, {"filename", path}, {"continuous_dump", "false"}});
+  profiler::set_config({{"profile_imperative", "true"},
+                        {"filename", path},
+                        {"continuous_dump", "true"},
+                        {"dump_period", "100000"}});
   profiler::set_state(profiler::State::kRunning);
-  tiny_op_loop(state, 1000);
+  tiny_op_loop(state, 1000, /*drain=*/true);
   profiler::set_state(profiler::State::kStopped);
   profiler::dump(true);
   std::filesystem::remove(path);
 }
 BENCHMARK(BM_TinyOpInvokeBatch1000Profiled)->UseRealTime();
+
+// What imperative profiling adds per op, without a second thread's noise: the naive engine runs
+// each push inline, so the loop is push + run of a named op with one input and one output shape,
+// unprofiled and profiled (flow start at push, two clock reads, the operator record with its
+// shapes). The collector drains the buffers between batches, outside the timing, as continuous
+// dump does; otherwise every 4096 records would take a fresh chunk from the allocator.
+void naive_push_loop(benchmark::State& state, bool profiled) {
+  auto engine = engine::Engine::create(engine::EngineType::kNaive, 1);
+  engine::VarHandle in = engine->new_variable(), out = engine->new_variable();
+  const engine::VarHandle reads[] = {in}, writes[] = {out};
+  const Shape shape({1});
+  const Shape* shapes[] = {&shape};
+  engine::PushOptions options;
+  options.name = "_plus_scalar";
+  options.name_id = profiler::intern(options.name);
+  options.input_shapes = shapes;
+  options.output_shapes = shapes;
+  const std::string path =
+      (std::filesystem::temp_directory_path() / "nanomx_bench_naive_profile.json").string();
+  if (profiled) {
+    profiler::set_config({{"profile_imperative", "true"},
+                          {"filename", path},
+                          {"continuous_dump", "true"},
+                          {"dump_period", "100000"}});
+    profiler::set_state(profiler::State::kRunning);
+  }
+  int value = 0;
+  for (auto _ : state) {
+    for (int i = 0; i < 1000; ++i) {
+      engine->push([&value] { ++value; }, Context::cpu(0), reads, writes, options);
+    }
+    if (profiled) {
+      state.PauseTiming();
+      profiler::dump(false);
+      state.ResumeTiming();
+    }
+  }
+  state.SetItemsProcessed(state.iterations() * 1000);
+  benchmark::DoNotOptimize(value);
+  if (profiled) {
+    profiler::set_state(profiler::State::kStopped);
+    profiler::dump(true);
+    std::filesystem::remove(path);
+  }
+  for (auto v : {in, out}) engine->delete_variable({}, Context::cpu(0), v);
+}
+void BM_NaivePush1000(benchmark::State& state) { naive_push_loop(state, false); }
+BENCHMARK(BM_NaivePush1000)->UseRealTime();
+void BM_NaivePush1000Profiled(benchmark::State& state) { naive_push_loop(state, true); }
+BENCHMARK(BM_NaivePush1000Profiled)->UseRealTime();
 
 // Peer: one round trip between two threads through a mutex + condition variable.
 void BM_PeerCondvarRoundTrip(benchmark::State& state) {

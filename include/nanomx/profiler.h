@@ -279,6 +279,18 @@ void record_operator(NameId name, int slot, uint64_t begin_ticks, uint64_t end_t
 // Returns 0 (nothing recorded) when `mode_bits` are not active.
 uint64_t flow_start(NameId category, uint32_t mode_bits);
 
+// The same operator record for an engine that pushes on one thread and runs on another: the
+// shapes are packed once, at push, into the words the record carries (`n_in, n_out`, then
+// `rank, dims...` of each shape, zero-padded to a multiple of 4); `record_operator_packed` then
+// appends the flow finish, the operator and its shape words with one reservation and one
+// commit. `pack_operator_shapes` returns the number of words (a multiple of 4), or 0 when they
+// need more than `capacity` or more than kMaxShapeWords (the op is then recorded without shapes).
+constexpr size_t kMaxShapeWords = 256;
+size_t packed_shape_words(const OperatorShapes& shapes);  // before padding; may exceed the max
+size_t pack_operator_shapes(const OperatorShapes& shapes, int64_t* words, size_t capacity);
+void record_operator_packed(NameId name, int slot, uint64_t begin_ticks, uint64_t end_ticks,
+                            const int64_t* words, size_t num_words, uint64_t flow_id);
+
 // Memory per device slot: in-use bytes are always tracked (so the peak is true); while kMemory
 // is active each change also records the counter "Memory: <slot>" in category "Device Storage".
 void memory_alloc(int slot, uint64_t bytes);

@@ -33,25 +33,34 @@ void init_opr_block(OprBlock& op, Context ctx, std::span<const VarHandle> reads,
   op.profiled = options.name != nullptr && profiler::active(options.profile_mode);
   if (op.profiled) {
     op.slot = ctx.profiler_slot();
-    op.num_input_shapes = options.input_shapes.size();
-    op.num_shapes = options.input_shapes.size() + options.output_shapes.size();
-    size_t total_dims = 0;
+    // Packed straight into the operation (profiler::pack_operator_shapes' format: n_in, n_out,
+    // then rank and dims of each, zero-padded to a multiple of 4 words).
+    size_t words = 2 + options.input_shapes.size() + options.output_shapes.size();
     for (auto shapes : {options.input_shapes, options.output_shapes}) {
-      for (const Shape* s : shapes) total_dims += static_cast<size_t>(s->ndim());
+      for (const Shape* s : shapes) words += s->dims().size();
     }
-    const bool fits =
-        total_dims <= OprBlock::kInlineDims && op.num_shapes <= OprBlock::kInlineShapes;
-    if (!fits) {
-      op.dims_heap.resize(std::max<size_t>(total_dims, 1));
-      op.ndims_heap.resize(op.num_shapes);
+    const size_t padded = (words + 3) & ~size_t{3};
+    int64_t* out = nullptr;
+    if (words == 2 || padded > profiler::kMaxShapeWords) {
+      op.num_shape_words = 0;  // no shapes, or too many to record
+    } else if (padded <= OprBlock::kInlineShapeWords) {
+      out = op.shape_words_inline;
+    } else {
+      op.shape_words_heap.resize(padded);
+      out = op.shape_words_heap.data();
     }
-    int64_t* dims = fits ? op.dims_inline : op.dims_heap.data();
-    int* ndims = fits ? op.ndims_inline : op.ndims_heap.data();
-    for (auto shapes : {options.input_shapes, options.output_shapes}) {
-      for (const Shape* s : shapes) {
-        *ndims++ = s->ndim();
-        dims = std::copy(s->dims().begin(), s->dims().end(), dims);
+    if (out != nullptr) {
+      op.num_shape_words = padded;
+      int64_t* at = out;
+      *at++ = static_cast<int64_t>(options.input_shapes.size());
+      *at++ = static_cast<int64_t>(options.output_shapes.size());
+      for (auto shapes : {options.input_shapes, options.output_shapes}) {
+        for (const Shape* s : shapes) {
+          *at++ = s->ndim();
+          at = std::copy(s->dims().begin(), s->dims().end(), at);
+        }
       }
+      while (at < out + padded) *at++ = 0;
     }
     static const profiler::NameId kOperatorCategory = profiler::intern("operator");
     op.flow_id = profiler::flow_start(kOperatorCategory, options.profile_mode);
@@ -59,7 +68,7 @@ void init_opr_block(OprBlock& op, Context ctx, std::span<const VarHandle> reads,
 }
 
 namespace {
-std::exception_ptr wrap_error(const OprBlock& op) {
+ErrorRef wrap_error(const OprBlock& op) {
   std::string what;
   try {
     throw;
@@ -68,51 +77,37 @@ std::exception_ptr wrap_error(const OprBlock& op) {
   } catch (...) {
     what = "unknown exception";
   }
-  return std::make_exception_ptr(
-      Error(std::string("operator ") + (op.name ? op.name : "(unnamed)") + " failed: " + what));
+  return std::make_shared<const std::string>(
+      std::string("operator ") + (op.name ? op.name : "(unnamed)") + " failed: " + what);
 }
 
-void record(const OprBlock& op, uint64_t begin, uint64_t end) {
-  profiler::ShapeView inline_views[OprBlock::kInlineShapes];
-  std::vector<profiler::ShapeView> heap_views;
-  profiler::ShapeView* views = inline_views;
-  if (op.num_shapes > OprBlock::kInlineShapes) {
-    heap_views.resize(op.num_shapes);
-    views = heap_views.data();
-  }
-  const int64_t* dims = op.dims();
-  const int* ndims = op.ndims();
-  for (size_t i = 0; i < op.num_shapes; ++i) {
-    views[i] = {dims, ndims[i]};
-    dims += ndims[i];
-  }
-  profiler::OperatorShapes shapes{
-      std::span<const profiler::ShapeView>(views, op.num_input_shapes),
-      std::span<const profiler::ShapeView>(views + op.num_input_shapes,
-                                           op.num_shapes - op.num_input_shapes)};
-  profiler::record_operator(op.name_id, op.slot, begin, end, shapes, op.flow_id);
-}
 }  // namespace
 
-std::exception_ptr run_opr_block(OprBlock& op, bool& new_error) {
+void raise_error(const ErrorRef& error) { throw Error(*error); }
+
+ErrorRef run_opr_block(OprBlock& op, bool& new_error) {
   new_error = false;
   if (op.prop != FnProperty::kNoSkip && op.prop != FnProperty::kDeleteVar) {
     for (const auto* list : {&op.reads, &op.writes}) {
       for (Var* v : *list) {
+        if (!v->has_error.load(std::memory_order_acquire)) continue;
         std::lock_guard lock(v->mutex);
         if (v->error) return v->error;  // skipped: inherits the input's error
       }
     }
   }
   const uint64_t begin = op.profiled ? profiler::now_ticks() : 0;
-  std::exception_ptr error;
+  ErrorRef error;
   try {
     if (op.fn) op.fn();
   } catch (...) {
     error = wrap_error(op);
     new_error = true;
   }
-  if (op.profiled) record(op, begin, profiler::now_ticks());
+  if (op.profiled) {
+    profiler::record_operator_packed(op.name_id, op.slot, begin, profiler::now_ticks(),
+                                     op.shape_words(), op.num_shape_words, op.flow_id);
+  }
   return error;
 }
 

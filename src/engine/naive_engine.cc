@@ -18,11 +18,11 @@ class NaiveEngine final : public Engine {
     op.fn = std::move(fn);
     init_opr_block(op, ctx, reads, writes, options);
     bool new_error = false;
-    std::exception_ptr error = run_opr_block(op, new_error);
+    ErrorRef error = run_opr_block(op, new_error);
     if (!error) return;
     for (Var* v : op.writes) {
       std::lock_guard lock(v->mutex);
-      v->error = error;
+      v->set_error(error);
     }
     if (new_error) {
       std::lock_guard lock(mutex_);
@@ -38,28 +38,28 @@ class NaiveEngine final : public Engine {
 
   void wait_for_var(VarHandle var) override {
     NANOMX_CHECK(var != nullptr) << "wait_for_var: null variable";
-    std::exception_ptr error;
+    ErrorRef error;
     {
       std::lock_guard lock(var->mutex);
-      std::swap(error, var->error);
+      error = var->take_error();
     }
-    if (error) std::rethrow_exception(error);
+    if (error) raise_error(error);
   }
 
   void wait_all() override {
-    std::exception_ptr error;
+    ErrorRef error;
     {
       std::lock_guard lock(mutex_);
       std::swap(error, first_error_);
     }
-    if (error) std::rethrow_exception(error);
+    if (error) raise_error(error);
   }
 
   EngineType type() const override { return EngineType::kNaive; }
 
  private:
   std::mutex mutex_;
-  std::exception_ptr first_error_;
+  ErrorRef first_error_;
 };
 
 }  // namespace

@@ -1,4 +1,7 @@
 // ThreadedEnginePerDevice: a FIFO worker pool per CPU device, dependency tracking per variable.
+#include <array>
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <map>
@@ -11,9 +14,77 @@
 #include "nanomx/error.h"
 
 namespace nanomx::engine {
+
+// The thread blocked in wait_for_var: its WaitForVar operation is handed to it when ready.
+struct WaitSync {
+  std::mutex mutex;
+  std::condition_variable cv;
+  std::atomic<OprBlock*> op{nullptr};
+  bool sleeping = false;  // guarded by mutex
+  const std::thread::id owner = std::this_thread::get_id();
+  bool handed_by_owner = false;  // written by the owner only
+};
+
 namespace {
 
-using ReadyList = std::vector<OprBlock*>;
+// Busy-wait budgets. Sleeping and waking a thread are futex calls, which cost microseconds on a
+// virtual machine, so a worker polls its queue for a while after its last operation before it
+// sleeps, and a waiting thread polls before it sleeps.
+constexpr auto kWorkerSpin = std::chrono::microseconds(50);
+constexpr auto kWaitSpin = std::chrono::microseconds(50);
+// An operation ready when it is pushed is left to the pushing thread for this long by a polling
+// worker: when that thread waits for it right away, it runs it itself (no hand-off).
+constexpr auto kPusherGrace = std::chrono::microseconds(2);
+// How far a waiting thread follows the writers a pending write waits for, and how often (in
+// polling rounds, ~20 ns each) it looks again: operations that become ready while it polls are
+// taken by polling workers at once, so looking often only makes the two threads contend.
+constexpr int kHelpDepth = 3;
+constexpr uint32_t kHelpEvery = 1024;
+
+// Polls for at most `budget`, reading the clock every 16 rounds and yielding the CPU every 128
+// (a few µs): on an oversubscribed machine a polling thread must not keep the thread it waits
+// for off the CPU.
+class SpinTimer {
+ public:
+  explicit SpinTimer(std::chrono::steady_clock::duration budget) : budget_(budget) {}
+  // Pauses once; false once the budget is spent.
+  bool spin() {
+    cpu_relax();
+    if (++rounds_ % 16 != 0) return true;
+    if (rounds_ % 128 == 0) std::this_thread::yield();
+    const auto now = std::chrono::steady_clock::now();
+    if (rounds_ == 16) start_ = now;
+    return now - start_ < budget_;
+  }
+
+ private:
+  std::chrono::steady_clock::duration budget_;
+  std::chrono::steady_clock::time_point start_{};
+  uint32_t rounds_ = 0;
+};
+
+// Ready operations inline in the completing thread (rarely more than a few).
+class ReadyList {
+ public:
+  void push_back(OprBlock* op) {
+    if (size_ < kInline) {
+      inline_[size_++] = op;
+    } else {
+      overflow_.push_back(op);
+    }
+  }
+  template <typename F>
+  void for_each(F&& f) const {
+    for (size_t i = 0; i < size_; ++i) f(inline_[i]);
+    for (OprBlock* op : overflow_) f(op);
+  }
+
+ private:
+  static constexpr size_t kInline = 8;
+  OprBlock* inline_[kInline];
+  size_t size_ = 0;
+  std::vector<OprBlock*> overflow_;
+};
 
 class WorkerPool {
  public:
@@ -28,52 +99,127 @@ class WorkerPool {
   }
   ~WorkerPool() {
     {
-      std::lock_guard lock(mutex_);
-      stop_ = true;
+      std::lock_guard lock(sleep_mutex_);
+      stop_.store(true);
     }
-    cv_.notify_all();
+    sleep_cv_.notify_all();
     for (auto& t : threads_) t.join();
   }
-  void push(OprBlock* op, bool front) {
-    bool wake;
+  // fresh: ready when pushed (a polling worker leaves it to the pusher for kPusherGrace).
+  void push(OprBlock* op, bool front, bool fresh) {
     {
-      std::lock_guard lock(mutex_);
-      if (front) {
-        queue_.push_front(op);
+      std::lock_guard lock(queue_lock_);
+      if (fresh) {
+        fresh_.push_back(op);
+        fresh_count_.fetch_add(1);  // seq_cst: pairs with sleepers_ (no lost wake-up)
       } else {
-        queue_.push_back(op);
+        if (front) {
+          queue_.push_front(op);
+        } else {
+          queue_.push_back(op);
+        }
+        queued_.fetch_add(1);
       }
-      wake = sleepers_ > 0;
     }
-    if (wake) cv_.notify_one();
+    if (sleepers_.load() > 0) {
+      std::lock_guard lock(sleep_mutex_);
+      sleep_cv_.notify_one();
+    }
+  }
+  // Removes op from the queue if it is there (ready, and no worker took it yet): the caller
+  // then owns it and runs it.
+  bool try_claim(OprBlock* op) {
+    if (fresh_count_.load(std::memory_order_relaxed) == 0 &&
+        queued_.load(std::memory_order_relaxed) == 0) {
+      return false;
+    }
+    std::lock_guard lock(queue_lock_);
+    return erase(fresh_, fresh_count_, op) || erase(queue_, queued_, op);
+  }
+  // The oldest queued operation (fresh ones last), or nullptr.
+  OprBlock* try_pop(bool fresh_too = true) {
+    if (queued_.load(std::memory_order_relaxed) == 0 &&
+        (!fresh_too || fresh_count_.load(std::memory_order_relaxed) == 0)) {
+      return nullptr;
+    }
+    std::lock_guard lock(queue_lock_);
+    if (!queue_.empty()) return pop_front(queue_, queued_);
+    if (fresh_too && !fresh_.empty()) return pop_front(fresh_, fresh_count_);
+    return nullptr;
   }
 
  private:
-  void run() {
-    for (;;) {
-      OprBlock* op;
-      {
-        std::unique_lock lock(mutex_);
-        if (queue_.empty() && !stop_) {
-          ++sleepers_;
-          cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
-          --sleepers_;
-        }
-        if (queue_.empty()) return;  // stopping, nothing left
-        op = queue_.front();
-        queue_.pop_front();
+  static bool erase(std::deque<OprBlock*>& q, std::atomic<int64_t>& count, OprBlock* op) {
+    for (auto it = q.rbegin(); it != q.rend(); ++it) {
+      if (*it == op) {
+        q.erase(std::next(it).base());
+        count.fetch_sub(1, std::memory_order_relaxed);
+        return true;
       }
-      execute_(op);
+    }
+    return false;
+  }
+  static OprBlock* pop_front(std::deque<OprBlock*>& q, std::atomic<int64_t>& count) {
+    OprBlock* op = q.front();
+    q.pop_front();
+    count.fetch_sub(1, std::memory_order_relaxed);
+    return op;
+  }
+
+  void run() {
+    using Clock = std::chrono::steady_clock;
+    bool take_fresh = false;
+    for (;;) {
+      if (OprBlock* op = try_pop(take_fresh)) {
+        execute_(op);
+        take_fresh = false;
+        continue;
+      }
+      // Poll: other work at once, a fresh operation once the pusher's grace is over.
+      take_fresh = false;
+      SpinTimer timer(kWorkerSpin);
+      Clock::time_point fresh_since{};
+      bool work = false;
+      for (;;) {
+        if (queued_.load(std::memory_order_relaxed) > 0 || stop_.load(std::memory_order_relaxed)) {
+          work = true;
+          break;
+        }
+        if (fresh_count_.load(std::memory_order_relaxed) > 0) {
+          const auto now = Clock::now();
+          if (fresh_since == Clock::time_point{}) {
+            fresh_since = now;
+          } else if (now - fresh_since >= kPusherGrace) {
+            take_fresh = work = true;
+            break;
+          }
+        } else {
+          fresh_since = {};
+        }
+        if (!timer.spin()) break;
+      }
+      if (!work) {
+        std::unique_lock lock(sleep_mutex_);
+        sleepers_.fetch_add(1);
+        sleep_cv_.wait(
+            lock, [this] { return queued_.load() > 0 || fresh_count_.load() > 0 || stop_.load(); });
+        sleepers_.fetch_sub(1);
+        take_fresh = true;  // waking up took longer than the grace
+      }
+      if (stop_.load() && queued_.load() <= 0 && fresh_count_.load() <= 0) return;
     }
   }
 
-  int sleepers_ = 0;  // guarded by mutex_
-
   Executor execute_;
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  std::deque<OprBlock*> queue_;
-  bool stop_ = false;
+  SpinMutex queue_lock_;
+  std::deque<OprBlock*> queue_;  // guarded by queue_lock_
+  std::deque<OprBlock*> fresh_;  // guarded by queue_lock_
+  std::atomic<int64_t> queued_{0};
+  std::atomic<int64_t> fresh_count_{0};
+  std::atomic<int> sleepers_{0};
+  std::atomic<bool> stop_{false};
+  std::mutex sleep_mutex_;
+  std::condition_variable sleep_cv_;
   std::vector<std::thread> threads_;
 };
 
@@ -87,6 +233,7 @@ class ThreadedEngine final : public Engine {
     } catch (...) {  // an error nobody waited for: dropped with the engine
     }
     std::lock_guard lock(pools_mutex_);
+    for (auto& pool : fast_pools_) pool.store(nullptr);
     pools_.clear();  // joins the workers
   }
 
@@ -102,12 +249,7 @@ class ThreadedEngine final : public Engine {
       delete op;
       throw;
     }
-    pending_.fetch_add(1, std::memory_order_relaxed);
-    op->wait.store(static_cast<int>(op->reads.size() + op->writes.size()) + 1,
-                   std::memory_order_relaxed);
-    for (Var* v : op->reads) append_read(v, op);
-    for (Var* v : op->writes) append_write(v, op);
-    if (op->wait.fetch_sub(1, std::memory_order_acq_rel) == 1) dispatch(op, true);
+    submit(op);
   }
 
   void delete_variable(std::function<void()> on_delete, Context ctx, VarHandle var) override {
@@ -118,6 +260,8 @@ class ThreadedEngine final : public Engine {
     push(std::move(on_delete), ctx, {}, writes, options);
   }
 
+  // Waits help: the operation holding the variable's write, when it is queued but no worker
+  // took it yet, runs on the waiting thread; the WaitForVar operation itself always does.
   void wait_for_var(VarHandle var) override {
     NANOMX_CHECK(var != nullptr) << "wait_for_var: null variable";
     bool ready;
@@ -126,51 +270,140 @@ class ThreadedEngine final : public Engine {
       ready = var->head == var->queue.size() && !var->write_active;
     }
     if (!ready) {
-      struct Sync {
-        std::mutex mutex;
-        std::condition_variable cv;
-        bool done = false;
-      } sync;
+      WaitSync sync;
       static const profiler::NameId kWaitName = profiler::intern("WaitForVar");
       PushOptions options;
       options.prop = FnProperty::kNoSkip;
       options.name = "WaitForVar";
       options.name_id = kWaitName;
       const VarHandle reads[] = {var};
-      push(
-          [&sync] {
-            std::lock_guard lock(sync.mutex);
-            sync.done = true;
-            sync.cv.notify_all();
-          },
-          Context::cpu(0), reads, {}, options);
-      std::unique_lock lock(sync.mutex);
-      sync.cv.wait(lock, [&sync] { return sync.done; });
+      auto* wait_op = new OprBlock;
+      init_opr_block(*wait_op, Context::cpu(0), reads, {}, options);
+      wait_op->waiter = &sync;
+      submit(wait_op);
+      OprBlock* ready_op = nullptr;
+      SpinTimer timer(kWaitSpin);
+      for (uint32_t round = 0;; ++round) {
+        ready_op = sync.op.load(std::memory_order_acquire);
+        if (ready_op) break;
+        if (round % kHelpEvery == 0 && help_writer(var)) {
+          timer = SpinTimer(kWaitSpin);
+          continue;
+        }
+        if (timer.spin()) continue;
+        // A last look before sleeping: preemption may have cut the polling short.
+        if (help_writer(var)) {
+          timer = SpinTimer(kWaitSpin);
+          continue;
+        }
+        std::unique_lock lock(sync.mutex);
+        sync.sleeping = true;
+        sync.cv.wait(lock, [&sync] { return sync.op.load(std::memory_order_relaxed); });
+        ready_op = sync.op.load(std::memory_order_relaxed);
+        break;
+      }
+      if (!sync.handed_by_owner) {
+        std::lock_guard lock(sync.mutex);  // the hand-over no longer touches sync
+      }
+      execute(ready_op);
     }
-    std::exception_ptr error;
+    if (!var->has_error.load(std::memory_order_acquire)) return;
+    ErrorRef error;
     {
       std::lock_guard lock(var->mutex);
-      std::swap(error, var->error);
+      error = var->take_error();
     }
-    if (error) std::rethrow_exception(error);
+    if (error) raise_error(error);
   }
 
+  // Helps too: queued operations of any device run on the waiting thread.
   void wait_all() override {
-    {
+    SpinTimer timer(kWaitSpin);
+    while (pending_.load(std::memory_order_acquire) != 0) {
+      if (OprBlock* op = try_pop_any()) {
+        execute(op);
+        timer = SpinTimer(kWaitSpin);
+        continue;
+      }
+      if (timer.spin()) continue;
       std::unique_lock lock(finish_mutex_);
-      finish_cv_.wait(lock, [this] { return pending_.load(std::memory_order_acquire) == 0; });
+      all_waiters_.fetch_add(1);  // seq_cst: pairs with pending_ in execute
+      finish_cv_.wait(lock, [this] { return pending_.load() == 0; });
+      all_waiters_.fetch_sub(1);
     }
-    std::exception_ptr error;
+    ErrorRef error;
     {
       std::lock_guard lock(error_mutex_);
       std::swap(error, first_error_);
     }
-    if (error) std::rethrow_exception(error);
+    if (error) raise_error(error);
   }
 
   EngineType type() const override { return EngineType::kThreadedPerDevice; }
 
  private:
+  void submit(OprBlock* op) {
+    pending_.fetch_add(1, std::memory_order_relaxed);
+    op->wait.store(static_cast<int>(op->reads.size() + op->writes.size()) + 1,
+                   std::memory_order_relaxed);
+    for (Var* v : op->reads) append_read(v, op);
+    for (Var* v : op->writes) append_write(v, op);
+    if (op->wait.fetch_sub(1, std::memory_order_acq_rel) == 1) dispatch(op, true);
+  }
+
+  // Help-while-waiting: claims the operation holding var's write if it is queued on a worker
+  // pool (ready, not started), else one that this writer waits for (the writers of its other
+  // variables, a few levels deep), and runs it here. False when there is nothing to claim.
+  bool help_writer(Var* var) {
+    OprBlock* claimed = nullptr;
+    {
+      std::lock_guard lock(var->mutex);  // keeps the writer alive: it cannot complete meanwhile
+      claimed = claim_for(var, 0);
+    }
+    if (claimed == nullptr) return false;
+    execute(claimed);
+    return true;
+  }
+
+  // Called with var->mutex held. Nested variables are only try-locked (no lock order exists
+  // between variables).
+  OprBlock* claim_for(Var* var, int depth) {
+    OprBlock* writer = var->write_active ? var->writer : nullptr;
+    if (writer == nullptr) return nullptr;
+    WorkerPool* pool = find_pool(writer->ctx);
+    if (pool != nullptr && pool->try_claim(writer)) return writer;
+    if (depth >= kHelpDepth) return nullptr;
+    for (const auto* list : {&writer->reads, &writer->writes}) {
+      for (Var* v : *list) {
+        if (v == var || !v->mutex.try_lock()) continue;
+        OprBlock* op = claim_for(v, depth + 1);
+        v->mutex.unlock();
+        if (op != nullptr) return op;
+      }
+    }
+    return nullptr;
+  }
+
+  OprBlock* try_pop_any() {
+    std::lock_guard lock(pools_mutex_);
+    for (auto& [key, pool] : pools_) {
+      if (OprBlock* op = pool->try_pop()) return op;
+    }
+    return nullptr;
+  }
+
+  static void hand_to_waiter(OprBlock* op) {
+    WaitSync* sync = op->waiter;
+    if (sync->owner == std::this_thread::get_id()) {  // the waiter ran what it waited for
+      sync->handed_by_owner = true;
+      sync->op.store(op, std::memory_order_relaxed);
+      return;
+    }
+    std::lock_guard lock(sync->mutex);
+    sync->op.store(op, std::memory_order_release);
+    if (sync->sleeping) sync->cv.notify_one();
+  }
+
   static void grant(OprBlock* op, ReadyList& ready) {
     if (op->wait.fetch_sub(1, std::memory_order_acq_rel) == 1) ready.push_back(op);
   }
@@ -208,6 +441,7 @@ class ThreadedEngine final : public Engine {
       if (op->prop == FnProperty::kDeleteVar) v->deleting = true;
       if (v->head == v->queue.size() && !v->write_active && v->running_reads == 0) {
         v->write_active = true;
+        v->writer = op;
         granted = true;
       } else {
         v->queue.push_back({op, true});
@@ -222,6 +456,7 @@ class ThreadedEngine final : public Engine {
       // Reads run only while no write is active, so what waits behind them is a write.
       OprBlock* next = v->queue[v->head++].op;
       v->write_active = true;
+      v->writer = next;
       compact(v);
       grant(next, ready);
     }
@@ -232,6 +467,7 @@ class ThreadedEngine final : public Engine {
     {
       std::lock_guard lock(v->mutex);
       v->write_active = false;
+      v->writer = nullptr;
       if (!deleting) {
         while (v->head < v->queue.size() && !v->queue[v->head].write) {
           ++v->running_reads;
@@ -239,6 +475,7 @@ class ThreadedEngine final : public Engine {
         }
         if (v->running_reads == 0 && v->head < v->queue.size()) {
           v->write_active = true;
+          v->writer = v->queue[v->head].op;
           grant(v->queue[v->head++].op, ready);
         }
         compact(v);
@@ -249,7 +486,18 @@ class ThreadedEngine final : public Engine {
     return true;
   }
 
+  // The pool of a context, or nullptr when none was created yet.
+  WorkerPool* find_pool(Context ctx) {
+    if (ctx.dev_type == DeviceType::kCPU && ctx.dev_id >= 0 && ctx.dev_id < kFastPools) {
+      return fast_pools_[static_cast<size_t>(ctx.dev_id)].load(std::memory_order_acquire);
+    }
+    std::lock_guard lock(pools_mutex_);
+    auto it = pools_.find(std::make_pair(static_cast<int>(ctx.dev_type), ctx.dev_id));
+    return it == pools_.end() ? nullptr : it->second.get();
+  }
+
   WorkerPool& pool_for(Context ctx) {
+    if (WorkerPool* pool = find_pool(ctx)) return *pool;
     const auto key = std::make_pair(static_cast<int>(ctx.dev_type), ctx.dev_id);
     std::lock_guard lock(pools_mutex_);
     auto it = pools_.find(key);
@@ -262,55 +510,68 @@ class ThreadedEngine final : public Engine {
                .emplace(key, std::make_unique<WorkerPool>(name, cpu_workers_,
                                                           [this](OprBlock* op) { execute(op); }))
                .first;
+      if (ctx.dev_type == DeviceType::kCPU && ctx.dev_id >= 0 && ctx.dev_id < kFastPools) {
+        fast_pools_[static_cast<size_t>(ctx.dev_id)].store(it->second.get(),
+                                                           std::memory_order_release);
+      }
     }
     return *it->second;
   }
 
   void dispatch(OprBlock* op, bool at_push) {
+    if (op->waiter != nullptr) {  // WaitForVar: runs on the thread that waits
+      hand_to_waiter(op);
+      return;
+    }
     // As MXNet: only async and delete-var operations run inline on the pushing thread;
-    // everything else (WaitForVar included) runs on the device's workers.
+    // everything else runs on the device's workers (or on a thread that waits for it).
     const bool inline_prop = op->prop == FnProperty::kAsync || op->prop == FnProperty::kDeleteVar;
     if (at_push && inline_prop) {
       execute(op);
       return;
     }
-    pool_for(op->ctx).push(op, op->prop == FnProperty::kDeleteVar);
+    const bool deleting = op->prop == FnProperty::kDeleteVar;
+    pool_for(op->ctx).push(op, deleting, at_push && !deleting);
   }
 
   void execute(OprBlock* op) {
     bool new_error = false;
-    std::exception_ptr error = run_opr_block(*op, new_error);
+    ErrorRef error = run_opr_block(*op, new_error);
     const bool deleting = op->prop == FnProperty::kDeleteVar;
     if (error && !deleting) {
       for (Var* v : op->writes) {
         std::lock_guard lock(v->mutex);
-        v->error = error;
+        v->set_error(error);
       }
     }
     if (new_error) {
       std::lock_guard lock(error_mutex_);
       if (!first_error_) first_error_ = error;
     }
+    error.reset();
     op->fn = nullptr;  // releases captured arrays now (may push deletions)
     ReadyList ready;
     for (Var* v : op->reads) complete_read(v, ready);
     for (Var* v : op->writes) complete_write(v, deleting, ready);
     delete op;
-    for (OprBlock* next : ready) dispatch(next, false);
-    if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    ready.for_each([this](OprBlock* next) { dispatch(next, false); });
+    if (pending_.fetch_sub(1) == 1 && all_waiters_.load() > 0) {
       std::lock_guard lock(finish_mutex_);
       finish_cv_.notify_all();
     }
   }
 
   const int cpu_workers_;
+  static constexpr int kFastPools = 64;  // cpu(0) .. cpu(63): found without a lock
+  std::array<std::atomic<WorkerPool*>, kFastPools> fast_pools_{};
   std::mutex pools_mutex_;
   std::map<std::pair<int, int>, std::unique_ptr<WorkerPool>> pools_;
   std::atomic<int64_t> pending_{0};
+  std::atomic<int> all_waiters_{0};  // threads asleep in wait_all
   std::mutex finish_mutex_;
   std::condition_variable finish_cv_;
   std::mutex error_mutex_;
-  std::exception_ptr first_error_;
+  ErrorRef first_error_;
 };
 
 }  // namespace

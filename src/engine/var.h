@@ -2,21 +2,87 @@
 #pragma once
 
 #include <atomic>
-#include <exception>
 #include <functional>
+#include <memory>
 #include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "nanomx/engine.h"
 
 namespace nanomx::engine {
 
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+// A test-and-test-and-set lock for the engine's tiny critical sections: uncontended it is one
+// exchange and one store; a contended std::mutex sleeps in the kernel at once (microseconds on a
+// virtual machine). Yields after a short spin so that a preempted holder can finish.
+class SpinMutex {
+ public:
+  void lock() {
+    for (int spins = 0; locked_.exchange(true, std::memory_order_acquire);) {
+      while (locked_.load(std::memory_order_relaxed)) {
+        if (++spins < 256) {
+          cpu_relax();
+        } else {
+          std::this_thread::yield();
+        }
+      }
+    }
+  }
+  bool try_lock() { return !locked_.exchange(true, std::memory_order_acquire); }
+  void unlock() { locked_.store(false, std::memory_order_release); }
+
+ private:
+  std::atomic<bool> locked_{false};
+};
+
+// A few pointers inline, more on the heap (an operation's read and write lists).
+template <typename T, size_t N>
+class SmallVector {
+ public:
+  void push_back(T value) {
+    if (size_ < N) {
+      inline_[size_] = value;
+    } else {
+      if (size_ == N) heap_.assign(inline_, inline_ + N);
+      heap_.push_back(value);
+    }
+    ++size_;
+  }
+  void reserve(size_t) {}
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  const T* begin() const { return size_ <= N ? inline_ : heap_.data(); }
+  const T* end() const { return begin() + size_; }
+
+ private:
+  T inline_[N];
+  std::vector<T> heap_;
+  size_t size_ = 0;
+};
+
+// An operation's error: the message of the nanomx::Error that waits raise. Shared between
+// threads as a shared_ptr (not an exception_ptr: a fresh Error is thrown by each wait, so no
+// exception object is ever shared between threads).
+using ErrorRef = std::shared_ptr<const std::string>;
+[[noreturn]] void raise_error(const ErrorRef& error);
+
 struct OprBlock;
+struct WaitSync;  // threaded engine: the thread blocked in wait_for_var
 
 // A variable: the queue of operations waiting on it and what is running on it.
 class Var {
  public:
-  std::mutex mutex;
+  SpinMutex mutex;
   struct Pending {
     OprBlock* op;
     bool write;
@@ -25,33 +91,46 @@ class Var {
   size_t head = 0;
   int running_reads = 0;
   bool write_active = false;
+  OprBlock* writer = nullptr;  // the operation holding the write while write_active
   bool deleting = false;
-  std::exception_ptr error;  // guarded by mutex
+  ErrorRef error;  // guarded by mutex
+  // Whether `error` is set: read without the lock by operations about to run.
+  std::atomic<bool> has_error{false};
+
+  void set_error(ErrorRef e) {  // call with mutex held
+    error = std::move(e);
+    has_error.store(true, std::memory_order_release);
+  }
+  ErrorRef take_error() {  // call with mutex held
+    has_error.store(false, std::memory_order_relaxed);
+    return std::exchange(error, nullptr);
+  }
 };
 
 struct OprBlock {
   std::function<void()> fn;
   Context ctx;
-  std::vector<Var*> reads;
-  std::vector<Var*> writes;
+  SmallVector<Var*, 4> reads;
+  SmallVector<Var*, 4> writes;
   FnProperty prop = FnProperty::kNormal;
   const char* name = nullptr;
   profiler::NameId name_id = 0;
   bool profiled = false;
   int slot = 0;
   uint64_t flow_id = 0;
-  // Shapes for the trace, inputs then outputs: inline when they fit, else on the heap.
-  static constexpr size_t kInlineDims = 24;
-  static constexpr size_t kInlineShapes = 8;
-  int64_t dims_inline[kInlineDims];
-  int ndims_inline[kInlineShapes];
-  std::vector<int64_t> dims_heap;
-  std::vector<int> ndims_heap;
-  size_t num_shapes = 0;
-  size_t num_input_shapes = 0;
-  const int64_t* dims() const { return dims_heap.empty() ? dims_inline : dims_heap.data(); }
-  const int* ndims() const { return ndims_heap.empty() ? ndims_inline : ndims_heap.data(); }
+  // Shapes for the trace, packed at push as the profiler's record carries them
+  // (profiler::pack_operator_shapes): inline when they fit, else on the heap.
+  static constexpr size_t kInlineShapeWords = 36;  // e.g. 8 shapes of 24 dims in all
+  int64_t shape_words_inline[kInlineShapeWords];
+  std::vector<int64_t> shape_words_heap;
+  size_t num_shape_words = 0;
+  const int64_t* shape_words() const {
+    return shape_words_heap.empty() ? shape_words_inline : shape_words_heap.data();
+  }
   std::atomic<int> wait{0};
+  // Threaded engine: a WaitForVar operation, handed to the thread that waits when it is ready
+  // (it runs there, not on a worker).
+  WaitSync* waiter = nullptr;
 };
 
 // Fills op's read/write lists (deduplicated; a var both read and written counts as written) and
@@ -61,6 +140,6 @@ void init_opr_block(OprBlock& op, Context ctx, std::span<const VarHandle> reads,
 
 // Runs op->fn unless an input holds an error (then returns that error), recording the profiler
 // event. Returns the error the op produced or inherited (null when it succeeded).
-std::exception_ptr run_opr_block(OprBlock& op, bool& new_error);
+ErrorRef run_opr_block(OprBlock& op, bool& new_error);
 
 }  // namespace nanomx::engine

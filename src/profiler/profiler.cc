@@ -500,50 +500,63 @@ void api_exit(NameId function) {
                    static_cast<uint64_t>(concurrency < 0 ? 0 : concurrency), now_ticks());
 }
 
-void record_operator(NameId name, int slot, uint64_t begin_ticks, uint64_t end_ticks,
-                     const OperatorShapes& shapes, uint64_t flow_id) {
-  Profiler& p = profiler();
-  ThreadBuffer* buffer = this_thread_buffer();
-  NameId category =
-      names().is_custom_operator(name) ? p.custom_operator_category : p.operator_category;
-  if (flow_id != 0) {
-    if (Record* r = buffer->reserve(1)) {
-      *r = Record{begin_ticks, flow_id,
-                  p.flow_name, category,
-                  0,           RecordKind::kFlowFinish,
-                  0,           static_cast<uint16_t>(slot)};
-      buffer->commit(1);
-    }
-  }
-  // Shapes travel as int64 words in continuation records: n_in, n_out, then rank + dims each.
+size_t packed_shape_words(const OperatorShapes& shapes) {
   size_t words = 2;
   for (const auto& s : shapes.inputs) words += 1 + static_cast<size_t>(s.ndim);
   for (const auto& s : shapes.outputs) words += 1 + static_cast<size_t>(s.ndim);
-  bool with_shapes = !shapes.inputs.empty() || !shapes.outputs.empty();
-  uint32_t extra = with_shapes ? static_cast<uint32_t>((words + 3) / 4) : 0;
-  if (extra > 64) extra = 0;  // more than 256 words of shapes: record the op without them
-  if (Record* r = buffer->reserve(1 + extra)) {
+  return words;
+}
+
+size_t pack_operator_shapes(const OperatorShapes& shapes, int64_t* words, size_t capacity) {
+  if (shapes.inputs.empty() && shapes.outputs.empty()) return 0;
+  const size_t padded = (packed_shape_words(shapes) + 3) & ~size_t{3};
+  if (padded > capacity || padded > kMaxShapeWords) return 0;
+  size_t at = 0;
+  words[at++] = static_cast<int64_t>(shapes.inputs.size());
+  words[at++] = static_cast<int64_t>(shapes.outputs.size());
+  for (const auto* list : {&shapes.inputs, &shapes.outputs}) {
+    for (const auto& s : *list) {
+      words[at++] = s.ndim;
+      for (int d = 0; d < s.ndim; ++d) words[at++] = s.dims[d];
+    }
+  }
+  while (at < padded) words[at++] = 0;
+  return padded;
+}
+
+void record_operator_packed(NameId name, int slot, uint64_t begin_ticks, uint64_t end_ticks,
+                            const int64_t* words, size_t num_words, uint64_t flow_id) {
+  Profiler& p = profiler();
+  ThreadBuffer* buffer = this_thread_buffer();
+  const NameId category =
+      names().is_custom_operator(name) ? p.custom_operator_category : p.operator_category;
+  const uint32_t extra = static_cast<uint32_t>(num_words / 4);
+  const uint32_t flow = flow_id != 0 ? 1 : 0;
+  if (Record* r = buffer->reserve(flow + 1 + extra)) {
+    if (flow) {
+      *r++ = Record{begin_ticks, flow_id,
+                    p.flow_name, category,
+                    0,           RecordKind::kFlowFinish,
+                    0,           static_cast<uint16_t>(slot)};
+    }
     *r = Record{begin_ticks, end_ticks,
                 name,        category,
                 extra,       RecordKind::kOperator,
                 0,           static_cast<uint16_t>(slot)};
-    if (extra) {
-      auto* out = reinterpret_cast<int64_t*>(r + 1);
-      size_t at = 0;
-      out[at++] = static_cast<int64_t>(shapes.inputs.size());
-      out[at++] = static_cast<int64_t>(shapes.outputs.size());
-      for (const auto* list : {&shapes.inputs, &shapes.outputs}) {
-        for (const auto& s : *list) {
-          out[at++] = s.ndim;
-          for (int d = 0; d < s.ndim; ++d) out[at++] = s.dims[d];
-        }
-      }
-      while (at < extra * 4u) out[at++] = 0;
-    }
-    buffer->commit(1 + extra);
+    // A few words: copied inline (a memcpy call costs more than the copy).
+    auto* out = reinterpret_cast<int64_t*>(r + 1);
+    for (size_t i = 0; i < size_t{extra} * 4; ++i) out[i] = words[i];
+    buffer->commit(flow + 1 + extra);
   }
   if (active(detail::kAggregateBit))
     buffer->stats().add_duration(category, name, end_ticks - begin_ticks);
+}
+
+void record_operator(NameId name, int slot, uint64_t begin_ticks, uint64_t end_ticks,
+                     const OperatorShapes& shapes, uint64_t flow_id) {
+  int64_t words[kMaxShapeWords];
+  const size_t n = pack_operator_shapes(shapes, words, kMaxShapeWords);
+  record_operator_packed(name, slot, begin_ticks, end_ticks, words, n, flow_id);
 }
 
 uint64_t flow_start(NameId category, uint32_t mode_bits) {

@@ -122,11 +122,9 @@ ThreadRegistry& thread_registry() {
   return *registry;
 }
 
-namespace {
-
-// The pointer the hot path reads; initial-exec keeps its access a single mov even in a
-// shared library.
 __attribute__((tls_model("initial-exec"))) thread_local ThreadBuffer* t_buffer = nullptr;
+
+namespace {
 
 // Owns the thread's buffer and marks it retired at thread exit; the registry keeps it until
 // the collector has written everything it holds.
@@ -138,6 +136,8 @@ struct ThreadBufferOwner {
   }
 };
 thread_local ThreadBufferOwner t_owner;
+
+}  // namespace
 
 ThreadBuffer* register_this_thread() {
   ThreadRegistry& registry = thread_registry();
@@ -151,14 +151,6 @@ ThreadBuffer* register_this_thread() {
   t_owner.buffer = buffer;
   t_buffer = buffer.get();
   return t_buffer;
-}
-
-}  // namespace
-
-ThreadBuffer* this_thread_buffer() {
-  if (t_buffer) [[likely]]
-    return t_buffer;
-  return register_this_thread();
 }
 
 void set_thread_name(std::string_view name) {

@@ -101,8 +101,17 @@ class ThreadBuffer {
   uint32_t read_pos_ = 0;
 };
 
+// The pointer the hot path reads; initial-exec keeps its access a single mov even in a
+// shared library.
+extern __attribute__((tls_model("initial-exec"))) thread_local ThreadBuffer* t_buffer;
+ThreadBuffer* register_this_thread();
+
 // The calling thread's buffer, registering the thread on first use.
-ThreadBuffer* this_thread_buffer();
+inline ThreadBuffer* this_thread_buffer() {
+  if (t_buffer) [[likely]]
+    return t_buffer;
+  return register_this_thread();
+}
 
 // Every buffer, for the collector. The name of a thread outlives its buffer.
 struct ThreadRegistry {

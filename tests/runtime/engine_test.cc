@@ -69,7 +69,9 @@ TEST_P(EngineDagTest, RandomDagMatchesSequentialReplay) {
           }
         },
         Context::cpu(0), reads, writes);
-    if (i % 500 == 0) engine->wait_for_var(vars[static_cast<size_t>(i) % kVars]);
+    // Frequent waits: the waiting thread runs queued operations itself (help-while-waiting).
+    if (i % 7 == 0) engine->wait_for_var(vars[rng() % kVars]);
+    if (i % 500 == 0) engine->wait_all();
   }
   engine->wait_all();
 
@@ -90,6 +92,107 @@ TEST_P(EngineDagTest, RandomDagMatchesSequentialReplay) {
   EXPECT_EQ(state, expect_state);
   for (VarHandle v : vars) engine->delete_variable({}, Context::cpu(0), v);
   engine->wait_all();
+}
+
+// The same with failing operations: an op that throws stores its error on its outputs; an op
+// that reads or writes a variable holding an error is skipped and passes it on. At quiet points
+// (after wait_all) every variable is waited for, which raises and clears its error. The waits in
+// between help run operations on this thread. Must match a sequential model exactly.
+TEST_P(EngineDagTest, RandomDagWithErrorsMatchesSequentialModel) {
+  const auto param = GetParam();
+  auto engine = Engine::create(param.type, param.workers);
+  constexpr int kVars = 6;
+  constexpr int kOps = 3000;
+  std::mt19937 rng(99 + param.workers);
+  struct OpSpec {
+    std::vector<int> reads, writes;
+    bool fails = false;
+  };
+  std::vector<OpSpec> specs(kOps);
+  for (auto& s : specs) {
+    for (int v = 0; v < kVars; ++v) {
+      const int r = static_cast<int>(rng() % 5);
+      if (r == 0) s.writes.push_back(v);
+      if (r == 1) s.reads.push_back(v);
+    }
+    s.fails = rng() % 40 == 0;
+  }
+  std::vector<uint64_t> state(kVars, 0);
+  std::vector<char> ran(kOps, 0);
+  std::vector<VarHandle> vars;
+  for (int v = 0; v < kVars; ++v) vars.push_back(engine->new_variable());
+  // The model: which variables hold an error, replayed in push order.
+  std::vector<uint64_t> expect_state(kVars, 0);
+  std::vector<char> expect_ran(kOps, 0);
+  std::vector<char> poisoned(kVars, 0);
+  std::vector<char> expect_raised, raised;
+  for (int i = 0; i < kOps; ++i) {
+    std::vector<VarHandle> reads, writes;
+    for (int v : specs[i].reads) reads.push_back(vars[v]);
+    for (int v : specs[i].writes) writes.push_back(vars[v]);
+    PushOptions options;
+    options.name = "random_op";
+    engine->push(
+        [&, i] {
+          ran[i] = 1;
+          if (specs[i].fails) throw Error("op " + std::to_string(i) + " fails");
+          uint64_t acc = static_cast<uint64_t>(i);
+          for (int v : specs[i].reads) acc = mix(acc, state[v]);
+          for (int v : specs[i].writes) state[v] = mix(acc, state[v]);
+        },
+        Context::cpu(0), reads, writes, options);
+    bool skip = false;
+    for (const auto* list : {&specs[i].reads, &specs[i].writes}) {
+      for (int v : *list) skip = skip || poisoned[v];
+    }
+    if (!skip) {
+      expect_ran[i] = 1;
+      if (!specs[i].fails) {
+        uint64_t acc = static_cast<uint64_t>(i);
+        for (int v : specs[i].reads) acc = mix(acc, expect_state[v]);
+        for (int v : specs[i].writes) expect_state[v] = mix(acc, expect_state[v]);
+      }
+    }
+    if (skip || specs[i].fails) {
+      for (int v : specs[i].writes) poisoned[v] = 1;
+    }
+    if (i % 100 == 99) {
+      try {
+        engine->wait_all();
+      } catch (const Error&) {
+      }
+      for (int v = 0; v < kVars; ++v) {
+        bool threw = false;
+        try {
+          engine->wait_for_var(vars[v]);
+        } catch (const Error& e) {
+          threw = true;
+          EXPECT_NE(std::string(e.what()).find("random_op"), std::string::npos) << e.what();
+        }
+        raised.push_back(threw);
+        expect_raised.push_back(poisoned[v]);
+        poisoned[v] = 0;
+      }
+    } else if (i % 5 == 0) {
+      // A wait in the middle: must not raise an error that the model does not have yet.
+      const int v = static_cast<int>(rng() % kVars);
+      if (!poisoned[v]) {
+        EXPECT_NO_THROW(engine->wait_for_var(vars[v])) << "op " << i;
+      }
+    }
+  }
+  try {
+    engine->wait_all();
+  } catch (const Error&) {
+  }
+  EXPECT_EQ(ran, expect_ran);
+  EXPECT_EQ(state, expect_state);
+  EXPECT_EQ(raised, expect_raised);
+  for (VarHandle v : vars) engine->delete_variable({}, Context::cpu(0), v);
+  try {
+    engine->wait_all();
+  } catch (const Error&) {
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, EngineDagTest,
@@ -230,15 +333,126 @@ TEST(NaiveEngine, RunsInsidePushOnTheCallingThread) {
   engine->delete_variable({}, Context::cpu(0), var);
 }
 
+// Nobody waits: a worker runs the operation.
 TEST(ThreadedEngine, RunsOnAWorkerThread) {
   auto engine = Engine::create(EngineType::kThreadedPerDevice, 1);
   VarHandle var = engine->new_variable();
   std::thread::id ran_on;
-  engine->push([&] { ran_on = std::this_thread::get_id(); }, Context::cpu(0), {},
-               std::vector<VarHandle>{var});
-  engine->wait_for_var(var);
+  std::atomic<bool> done{false};
+  engine->push(
+      [&] {
+        ran_on = std::this_thread::get_id();
+        done = true;
+      },
+      Context::cpu(0), {}, std::vector<VarHandle>{var});
+  while (!done.load()) std::this_thread::yield();
   EXPECT_NE(ran_on, std::this_thread::get_id());
+  engine->wait_for_var(var);
   engine->delete_variable({}, Context::cpu(0), var);
+  engine->wait_all();
+}
+
+// Occupies the only worker of `engine` until release is set (or 20 s passed, so that a broken
+// engine fails the test instead of hanging it).
+void occupy_worker(Engine& engine, VarHandle busy_var, std::atomic<bool>& started,
+                   std::atomic<bool>& release) {
+  engine.push(
+      [&] {
+        started = true;
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+        while (!release.load() && std::chrono::steady_clock::now() < deadline) {
+          std::this_thread::sleep_for(std::chrono::microseconds(100));
+        }
+      },
+      Context::cpu(0), {}, std::vector<VarHandle>{busy_var});
+  while (!started.load()) std::this_thread::yield();
+}
+
+// Help-while-waiting: the op that writes the waited variable is ready but no worker took it (the
+// only worker is busy), so the waiting thread runs it; the worker never sees it.
+TEST(ThreadedEngine, WaitRunsTheQueuedWriterOnTheWaitingThread) {
+  auto engine = Engine::create(EngineType::kThreadedPerDevice, 1);
+  VarHandle busy = engine->new_variable();
+  VarHandle var = engine->new_variable();
+  std::atomic<bool> started{false}, release{false};
+  occupy_worker(*engine, busy, started, release);
+  std::thread::id first_on, second_on;
+  int value = 0;
+  engine->push(
+      [&] {
+        first_on = std::this_thread::get_id();
+        value = 1;
+      },
+      Context::cpu(0), {}, std::vector<VarHandle>{var});
+  engine->push(  // a second write behind the first: run as soon as the first completes
+      [&] {
+        second_on = std::this_thread::get_id();
+        value *= 10;
+      },
+      Context::cpu(0), {}, std::vector<VarHandle>{var});
+  engine->wait_for_var(var);
+  EXPECT_EQ(first_on, std::this_thread::get_id());
+  EXPECT_EQ(second_on, std::this_thread::get_id());
+  EXPECT_EQ(value, 10);
+  EXPECT_FALSE(release.load());  // the worker is still busy: it ran neither
+  release = true;
+  engine->wait_all();
+  for (VarHandle v : {busy, var}) engine->delete_variable({}, Context::cpu(0), v);
+  engine->wait_all();
+}
+
+// The helped op's error stays on its outputs (raised by this wait), and ops depending on it
+// are skipped; wait_all helps too and keeps the ordering.
+TEST(ThreadedEngine, HelpedOpsKeepErrorsAndOrdering) {
+  auto engine = Engine::create(EngineType::kThreadedPerDevice, 1);
+  VarHandle busy = engine->new_variable();
+  VarHandle a = engine->new_variable();
+  VarHandle b = engine->new_variable();
+  std::atomic<bool> started{false}, release{false};
+  occupy_worker(*engine, busy, started, release);
+  PushOptions failing;
+  failing.name = "helped_failing_op";
+  engine->push([] { throw Error("helped and failed"); }, Context::cpu(0), {},
+               std::vector<VarHandle>{a}, failing);
+  bool dependent_ran = false;
+  engine->push([&] { dependent_ran = true; }, Context::cpu(0), std::vector<VarHandle>{a},
+               std::vector<VarHandle>{b});
+  // b's writer waits for a's (the failing op): the wait runs the failing op, then the skipped one.
+  try {
+    engine->wait_for_var(b);
+    FAIL() << "the skipped op's error was not raised";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("helped_failing_op"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(dependent_ran);
+  try {
+    engine->wait_for_var(a);
+    FAIL() << "the helped op's error was not raised";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("helped and failed"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(release.load());  // all of it ran on this thread
+  std::vector<int> order;
+  std::vector<std::thread::id> threads;
+  for (int i = 0; i < 3; ++i) {
+    engine->push(
+        [&, i] {
+          order.push_back(i);
+          threads.push_back(std::this_thread::get_id());
+        },
+        Context::cpu(0), {}, std::vector<VarHandle>{a});
+  }
+  // wait_all runs the queued ops here while the worker is busy, then raises the first error.
+  std::thread releaser([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    release = true;
+  });
+  EXPECT_THROW(engine->wait_all(), Error);
+  releaser.join();
+  EXPECT_EQ(order, (std::vector<int>{0, 1, 2}));
+  ASSERT_EQ(threads.size(), 3u);
+  EXPECT_EQ(threads[0], std::this_thread::get_id());
+  for (VarHandle v : {busy, a, b}) engine->delete_variable({}, Context::cpu(0), v);
   engine->wait_all();
 }
 

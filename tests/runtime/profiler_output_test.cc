@@ -1,12 +1,14 @@
 // What the profiler records for a small imperative program: operators on the cpu/0 row, run on
-// an engine worker thread, with shapes in args and a flow arrow from the pushing thread; memory
-// counters back at their start value once the arrays are freed.
+// an engine worker thread (or on the thread that waits for them), with shapes in args and a flow
+// arrow from the pushing thread; memory counters back at their start value once the arrays are
+// freed.
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -90,8 +92,10 @@ TEST(ProfilerOutput, OperatorsMemoryAndFlowsOfASmallProgram) {
     if (e.value("cat", "") == "operator" && (ph == "B" || ph == "X")) {
       ops_seen.insert(e["name"].get<std::string>());
       EXPECT_EQ(meta_name(trace, "process_name", e["pid"], 0), "cpu/0") << e.dump();
+      // A worker, or the main thread when it waited for the op before a worker took it.
       const std::string thread = meta_name(trace, "thread_name", e["pid"], e["tid"]);
-      EXPECT_EQ(thread.rfind("cpu/0 worker", 0), 0u) << thread << " " << e.dump();
+      EXPECT_TRUE(thread.rfind("cpu/0 worker", 0) == 0 || thread == "main")
+          << thread << " " << e.dump();
       if (e["name"] == "broadcast_add") add_event = e;
     }
     if (ph == "s") flow_starts.insert(e["id"].get<uint64_t>());
@@ -113,6 +117,74 @@ TEST(ProfilerOutput, OperatorsMemoryAndFlowsOfASmallProgram) {
   EXPECT_GT(*std::max_element(memory_values.begin(), memory_values.end()),
             static_cast<double>(start_bytes));
   EXPECT_EQ(memory_values.back(), static_cast<double>(start_bytes));
+  std::filesystem::remove(path);
+}
+
+// Help-while-waiting, as the trace shows it: the only worker is busy, so the op that the main
+// thread waits for runs on the main thread; it is still on the cpu/0 row, with its flow arrow,
+// and so is the WaitForVar op. The op the worker runs is on the worker's thread.
+TEST(ProfilerOutput, OpRunByTheWaitingThreadIsOnItsThreadUnderTheDeviceRow) {
+  auto engine = engine::Engine::create(engine::EngineType::kThreadedPerDevice, 1);
+  const std::string path =
+      (std::filesystem::temp_directory_path() / "nanomx_runtime_helped.json").string();
+  profiler::set_config(
+      {{"profile_imperative", "true"}, {"filename", path}, {"continuous_dump", "false"}});
+  profiler::set_state(profiler::State::kRunning);
+  engine::VarHandle busy = engine->new_variable();
+  engine::VarHandle var = engine->new_variable();
+  std::atomic<bool> started{false}, release{false};
+  engine::PushOptions busy_options;
+  busy_options.name = "busy_worker_op";
+  busy_options.name_id = profiler::intern("busy_worker_op");
+  engine->push(
+      [&] {
+        started = true;
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+        while (!release.load() && std::chrono::steady_clock::now() < deadline) {
+          std::this_thread::sleep_for(std::chrono::microseconds(100));
+        }
+      },
+      Context::cpu(0), {}, std::vector<engine::VarHandle>{busy}, busy_options);
+  while (!started.load()) std::this_thread::yield();
+  engine::PushOptions options;
+  options.name = "helped_op";
+  options.name_id = profiler::intern("helped_op");
+  const Shape shape({4, 2});
+  const Shape* outputs[] = {&shape};
+  options.output_shapes = outputs;
+  engine->push([] {}, Context::cpu(0), {}, std::vector<engine::VarHandle>{var}, options);
+  engine->wait_for_var(var);
+  release = true;
+  engine->wait_all();
+  for (auto v : {busy, var}) engine->delete_variable({}, Context::cpu(0), v);
+  engine->wait_all();
+  profiler::set_state(profiler::State::kStopped);
+  profiler::dump(true);
+
+  const json trace = read_trace(path);
+  std::map<std::string, std::string> thread_of;
+  std::map<uint64_t, int64_t> start_tid;
+  std::set<uint64_t> finish_ids;
+  json helped;
+  for (const auto& e : trace["traceEvents"]) {
+    const std::string ph = e["ph"];
+    if (ph == "s") start_tid[e["id"].get<uint64_t>()] = e["tid"].get<int64_t>();
+    if (ph == "f") finish_ids.insert(e["id"].get<uint64_t>());
+    if (e.value("cat", "") != "operator" || (ph != "B" && ph != "X")) continue;
+    EXPECT_EQ(meta_name(trace, "process_name", e["pid"], 0), "cpu/0") << e.dump();
+    thread_of[e["name"]] = meta_name(trace, "thread_name", e["pid"], e["tid"]);
+    if (e["name"] == "helped_op") helped = e;
+  }
+  EXPECT_EQ(thread_of["helped_op"], "main");
+  EXPECT_EQ(thread_of["WaitForVar"], "main");
+  EXPECT_EQ(thread_of["busy_worker_op"].rfind("cpu/0 worker", 0), 0u)
+      << thread_of["busy_worker_op"];
+  ASSERT_TRUE(helped.is_object());
+  EXPECT_EQ(helped["args"]["outputs"], json::parse("[[4,2]]"));
+  // Three flows (busy op, helped op, WaitForVar), each started and finished.
+  EXPECT_EQ(start_tid.size(), 3u);
+  EXPECT_EQ(finish_ids.size(), 3u);
+  for (uint64_t id : finish_ids) EXPECT_TRUE(start_tid.count(id)) << id;
   std::filesystem::remove(path);
 }
 
