@@ -195,7 +195,7 @@ class Counter(object):
         return self._handle
 
     def set_value(self, value):
-        _LIB.set_counter(self._handle, int(value))
+        _LIB.set_counter(self._handle, int(value) & 0xFFFFFFFFFFFFFFFF)  # uint64, as MXNet
 
     def increment(self, delta=1):
         _LIB.adjust_counter(self._handle, int(delta))
