@@ -10,7 +10,7 @@ import warnings
 
 import numpy as np
 
-from ..base import _LIB, numeric_types
+from ..base import _LIB, MXNetError, numeric_types
 from ..context import Context, current_context
 
 __all__ = ["NDArray", "array", "empty", "zeros", "ones", "full", "save", "load", "waitall",
@@ -73,11 +73,14 @@ class NDArray(object):
         self.handle = handle
         self.writable = writable
 
-    def __del__(self, _free=_LIB.free):
+    def __del__(self, _free=_LIB.free, _error=MXNetError):
         handle = getattr(self, "handle", None)
         if handle:
             self.handle = None
-            _free(handle)
+            try:
+                _free(handle)
+            except _error:
+                pass  # a handle this library never gave out (NDArray(12345)): nothing to free
 
     # ---- pickling: MXNDArraySaveRawBytes / MXNDArrayLoadFromRawBytes ----------------------
     def __reduce__(self):
@@ -304,15 +307,16 @@ class NDArray(object):
                     ("scalar", "begin", "end", "step"), (str(float(value)), begin, end, step),
                     out=self)
             return
+        # The value matches the region as numpy sees it (int-indexed axes dropped); the
+        # operator wants it with those axes kept as size 1.
         if isinstance(value, NDArray):
             if value.shape != plan.sliced_shape:
-                if value.size == _prod(plan.sliced_shape):
-                    value = value.reshape(plan.sliced_shape)
-                else:
-                    value = value.broadcast_to(plan.sliced_shape)
+                if value.shape != plan.result_shape:
+                    value = value.broadcast_to(plan.result_shape)
+                value = value.reshape(plan.sliced_shape)
         else:
-            value = array(_host_value(value, self.dtype, plan.sliced_shape), ctx=self.context,
-                          dtype=self.dtype)
+            host = _host_value(value, self.dtype, plan.result_shape)
+            value = array(host.reshape(plan.sliced_shape), ctx=self.context, dtype=self.dtype)
         _invoke(_op_handle("_slice_assign"), (self, value), ("begin", "end", "step"),
                 (begin, end, step), out=self)
 
