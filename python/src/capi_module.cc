@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "nanomx/c_api.h"
+#include "ndarray_type.h"
 
 namespace py = pybind11;
 
@@ -24,6 +25,12 @@ PyObject* error_class = PyExc_RuntimeError;
   PyErr_SetString(error_class, MXGetLastError());
   throw py::error_already_set();
 }
+
+}  // namespace
+
+void nanomx_python::set_error_from_c_api() { PyErr_SetString(error_class, MXGetLastError()); }
+
+namespace {
 
 void check(int rc) {
   if (rc != 0) raise_last_error();
@@ -52,19 +59,6 @@ size_t element_size(int dtype) {
   return kSizes[dtype];
 }
 
-// Handles from a list or tuple of integers, into `out`.
-void handles_from(py::handle seq, std::vector<NDArrayHandle>& out, const char* what) {
-  py::object fast = py::reinterpret_steal<py::object>(PySequence_Fast(seq.ptr(), what));
-  if (!fast) throw py::error_already_set();
-  const Py_ssize_t n = PySequence_Fast_GET_SIZE(fast.ptr());
-  PyObject** items = PySequence_Fast_ITEMS(fast.ptr());
-  out.resize(static_cast<size_t>(n));
-  for (Py_ssize_t i = 0; i < n; ++i) {
-    out[i] = PyLong_AsVoidPtr(items[i]);
-    if (out[i] == nullptr && PyErr_Occurred()) throw py::error_already_set();
-  }
-}
-
 // UTF-8 views of a list or tuple of str; the strings stay alive in `keep`.
 void strings_from(py::handle seq, std::vector<const char*>& out, py::object& keep,
                   const char* what) {
@@ -79,14 +73,14 @@ void strings_from(py::handle seq, std::vector<const char*>& out, py::object& kee
   }
 }
 
-// The hot path of every operator call: MXImperativeInvoke with new outputs (returns their
-// handles) or with given outputs (returns None). Raw CPython sequences, no per-call containers
-// beyond three reused thread-local vectors.
+// Every operator call that does not come through an arithmetic slot: MXImperativeInvoke on
+// NDArray inputs, with string attributes; a new NDArray (or list), or `out` written and returned.
 py::object invoke(uintptr_t op, py::handle inputs, py::handle keys, py::handle vals,
-                  py::handle outputs) {
-  thread_local std::vector<NDArrayHandle> in, given;
+                  py::handle out) {
   thread_local std::vector<const char*> key_ptrs, val_ptrs;
-  handles_from(inputs, in, "nanomx invoke: inputs must be a sequence of handles");
+  py::object keep_inputs = py::reinterpret_steal<py::object>(
+      PySequence_Fast(inputs.ptr(), "nanomx invoke: inputs must be a sequence of NDArrays"));
+  if (!keep_inputs) throw py::error_already_set();
   py::object keep_keys, keep_vals;
   strings_from(keys, key_ptrs, keep_keys, "nanomx invoke: keys must be a sequence of str");
   strings_from(vals, val_ptrs, keep_vals, "nanomx invoke: values must be a sequence of str");
@@ -94,25 +88,12 @@ py::object invoke(uintptr_t op, py::handle inputs, py::handle keys, py::handle v
     throw py::value_error("nanomx invoke: " + std::to_string(key_ptrs.size()) + " keys but " +
                           std::to_string(val_ptrs.size()) + " values");
   }
-  const bool new_outputs = outputs.is_none();
-  int num_outputs = 0;
-  NDArrayHandle* out_handles = nullptr;
-  if (!new_outputs) {
-    handles_from(outputs, given, "nanomx invoke: out must be a sequence of handles");
-    num_outputs = static_cast<int>(given.size());
-    out_handles = given.data();
-  }
-  check(MXImperativeInvoke(as_handle(op), static_cast<int>(in.size()), in.data(), &num_outputs,
-                           &out_handles, static_cast<int>(key_ptrs.size()), key_ptrs.data(),
-                           val_ptrs.data()));
-  if (!new_outputs) return py::none();
-  py::list result(num_outputs);
-  for (int i = 0; i < num_outputs; ++i) {
-    PyObject* h = PyLong_FromVoidPtr(out_handles[i]);
-    if (h == nullptr) throw py::error_already_set();
-    PyList_SET_ITEM(result.ptr(), i, h);
-  }
-  return result;
+  PyObject* result = nanomx_python::invoke_operator(
+      as_handle(op), PySequence_Fast_ITEMS(keep_inputs.ptr()),
+      PySequence_Fast_GET_SIZE(keep_inputs.ptr()), key_ptrs.data(), val_ptrs.data(),
+      static_cast<int>(key_ptrs.size()), out.is_none() ? nullptr : out.ptr());
+  if (result == nullptr) throw py::error_already_set();
+  return py::reinterpret_steal<py::object>(result);
 }
 
 std::vector<const char*> c_strings(const std::vector<std::string>& strings) {
@@ -286,7 +267,18 @@ void register_ndarray(py::module_& m) {
                           std::vector<std::string>(arg_types, arg_types + num_args));
   });
   m.def("invoke", &invoke, py::arg("op"), py::arg("inputs"), py::arg("keys"), py::arg("vals"),
-        py::arg("outputs"));
+        py::arg("out"));
+  // A new NDArray owning a handle the C API just gave out.
+  m.def("wrap", [](uintptr_t h) {
+    PyObject* result = nanomx_python::wrap_handle(as_handle(h));
+    if (result == nullptr) throw py::error_already_set();
+    return py::reinterpret_steal<py::object>(result);
+  });
+  m.def("set_ndarray_class", [](py::handle cls, py::handle numeric_types) {
+    if (!nanomx_python::register_ndarray_class(cls.ptr(), numeric_types.ptr())) {
+      throw py::error_already_set();
+    }
+  });
   m.def("random_seed", [](int seed) { check(MXRandomSeed(seed)); });
   m.def("gpu_count", [] {
     int n = 0;
@@ -376,6 +368,9 @@ PYBIND11_MODULE(_capi, m) {
         error_class = cls.ptr();
       },
       "The exception class raised for C API failures (nanomx.base.MXNetError).");
+  PyTypeObject* base = nanomx_python::create_ndarray_base_type();
+  if (base == nullptr) throw py::error_already_set();
+  m.add_object("NDArrayBase", py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(base)));
   register_ndarray(m);
   register_profiler(m);
 }
