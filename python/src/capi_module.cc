@@ -288,8 +288,8 @@ void register_ndarray(py::module_& m) {
 }
 
 void register_profiler(py::module_& m) {
-  m.def("set_config", [](const std::vector<std::string>& keys,
-                         const std::vector<std::string>& vals, uintptr_t kvstore) {
+  m.def("set_config", [](const std::vector<std::string>& keys, const std::vector<std::string>& vals,
+                         uintptr_t kvstore) {
     if (keys.size() != vals.size()) throw py::value_error("nanomx set_config: one value per key");
     std::vector<const char*> k = c_strings(keys), v = c_strings(vals);
     check_unlocked([&] {
@@ -360,8 +360,9 @@ PYBIND11_MODULE(_capi, m) {
   m.def(
       "set_error_class",
       [](py::handle cls) {
-        if (!PyType_Check(cls.ptr()) || !PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(cls.ptr()),
-                                                          reinterpret_cast<PyTypeObject*>(PyExc_Exception))) {
+        if (!PyType_Check(cls.ptr()) ||
+            !PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(cls.ptr()),
+                              reinterpret_cast<PyTypeObject*>(PyExc_Exception))) {
           throw py::type_error("set_error_class expects an exception class");
         }
         Py_INCREF(cls.ptr());  // kept for the life of the process
@@ -370,7 +371,8 @@ PYBIND11_MODULE(_capi, m) {
       "The exception class raised for C API failures (nanomx.base.MXNetError).");
   PyTypeObject* base = nanomx_python::create_ndarray_base_type();
   if (base == nullptr) throw py::error_already_set();
-  m.add_object("NDArrayBase", py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(base)));
+  m.add_object("NDArrayBase",
+               py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(base)));
   register_ndarray(m);
   register_profiler(m);
 }

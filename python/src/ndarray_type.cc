@@ -120,13 +120,14 @@ int base_init(PyObject* object, PyObject* args, PyObject* kwargs) {
   static const char* kNames[] = {"handle", "writable", nullptr};
   PyObject* handle = Py_None;
   int writable = 1;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|p:NDArray", const_cast<char**>(kNames),
-                                   &handle, &writable)) {
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|p:NDArray", const_cast<char**>(kNames), &handle,
+                                   &writable)) {
     return -1;
   }
   auto* self = reinterpret_cast<NDArrayObject*>(object);
   if (handle != Py_None && !PyLong_Check(handle)) {
-    PyErr_SetString(PyExc_TypeError, "NDArray(handle): handle must be an int from the C API or None");
+    PyErr_SetString(PyExc_TypeError,
+                    "NDArray(handle): handle must be an int from the C API or None");
     return -1;
   }
   void* pointer = handle == Py_None ? nullptr : PyLong_AsVoidPtr(handle);
@@ -274,9 +275,9 @@ PyObject* invoke_operator(OpHandle op, PyObject* const* inputs, Py_ssize_t num_i
     num_outputs = static_cast<int>(given.size());
     outputs = given.data();
   }
-  const int rc = MXImperativeInvoke(op, static_cast<int>(num_inputs), in, &num_outputs, &outputs,
-                                    num_params, const_cast<const char**>(keys),
-                                    const_cast<const char**>(vals));
+  const int rc =
+      MXImperativeInvoke(op, static_cast<int>(num_inputs), in, &num_outputs, &outputs, num_params,
+                         const_cast<const char**>(keys), const_cast<const char**>(vals));
   if (rc != 0) {
     set_error_from_c_api();
     return nullptr;
@@ -314,11 +315,11 @@ bool register_ndarray_class(PyObject* cls, PyObject* numbers) {
   struct Entry {
     OpHandle* slot;
     const char* name;
-  } entries[] = {{&found.add, "broadcast_add"},   {&found.sub, "broadcast_sub"},
-                 {&found.mul, "broadcast_mul"},   {&found.div, "broadcast_div"},
-                 {&found.plus, "_plus_scalar"},   {&found.minus, "_minus_scalar"},
+  } entries[] = {{&found.add, "broadcast_add"},     {&found.sub, "broadcast_sub"},
+                 {&found.mul, "broadcast_mul"},     {&found.div, "broadcast_div"},
+                 {&found.plus, "_plus_scalar"},     {&found.minus, "_minus_scalar"},
                  {&found.rminus, "_rminus_scalar"}, {&found.times, "_mul_scalar"},
-                 {&found.over, "_div_scalar"},    {&found.rover, "_rdiv_scalar"}};
+                 {&found.over, "_div_scalar"},      {&found.rover, "_rdiv_scalar"}};
   for (const Entry& e : entries) {
     *e.slot = op_handle(e.name);
     if (*e.slot == nullptr) return false;

@@ -26,8 +26,8 @@ static_assert(kSlabBytes / sizeof(Chunk) == 16, "a slab holds 16 chunks");
 // A 2 MiB-aligned anonymous mapping of kSlabBytes, asked to be one huge page; null when the
 // system has no memory for it.
 char* map_slab() {
-  void* p = mmap(nullptr, 2 * kSlabBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                 -1, 0);
+  void* p =
+      mmap(nullptr, 2 * kSlabBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) return nullptr;
   const auto base = reinterpret_cast<uintptr_t>(p);
   const uintptr_t aligned = (base + kSlabBytes - 1) & ~(kSlabBytes - 1);
