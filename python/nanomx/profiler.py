@@ -196,10 +196,10 @@ class Counter(_Handle):
         _LIB.set_counter(self._handle, int(value) & 0xFFFFFFFFFFFFFFFF)  # uint64, as MXNet
 
     def increment(self, delta=1):
-        _LIB.adjust_counter(self._handle, int(delta))
+        _LIB.adjust_counter(self._handle, _signed64(delta))
 
     def decrement(self, delta=1):
-        _LIB.adjust_counter(self._handle, -int(delta))
+        _LIB.adjust_counter(self._handle, -_signed64(delta))
 
     def __iadd__(self, delta):
         self.increment(delta)
@@ -208,6 +208,13 @@ class Counter(_Handle):
     def __isub__(self, delta):
         self.decrement(delta)
         return self
+
+
+def _signed64(delta):
+    delta = int(delta)
+    if not -2**63 < delta < 2**63:
+        raise ValueError("counter delta must fit in a signed 64-bit int, got %d" % delta)
+    return delta
 
 
 class Marker(object):

@@ -17,6 +17,33 @@
 
 namespace py = pybind11;
 
+// A handle argument: an int the C API gave out, or None (the C API's null, which it rejects
+// with a clear message where a handle is required).
+struct Handle {
+  void* ptr = nullptr;
+};
+
+namespace pybind11::detail {
+template <>
+struct type_caster<Handle> {
+  PYBIND11_TYPE_CASTER(Handle, const_name("handle"));
+  bool load(handle source, bool) {
+    if (source.is_none()) {
+      value.ptr = nullptr;
+      return true;
+    }
+    if (!PyLong_Check(source.ptr())) return false;
+    void* pointer = PyLong_AsVoidPtr(source.ptr());
+    if (pointer == nullptr && PyErr_Occurred()) {
+      PyErr_Clear();
+      return false;
+    }
+    value.ptr = pointer;
+    return true;
+  }
+};
+}  // namespace pybind11::detail
+
 namespace {
 
 PyObject* error_class = PyExc_RuntimeError;
@@ -47,7 +74,7 @@ void check_unlocked(Call&& call) {
   check(rc);
 }
 
-void* as_handle(uintptr_t value) { return reinterpret_cast<void*>(value); }
+void* as_handle(Handle handle) { return handle.ptr; }
 uintptr_t as_int(const void* handle) { return reinterpret_cast<uintptr_t>(handle); }
 
 // Bytes per element of each MXNet type code nanomx supports (index = type code).
@@ -75,8 +102,7 @@ void strings_from(py::handle seq, std::vector<const char*>& out, py::object& kee
 
 // Every operator call that does not come through an arithmetic slot: MXImperativeInvoke on
 // NDArray inputs, with string attributes; a new NDArray (or list), or `out` written and returned.
-py::object invoke(uintptr_t op, py::handle inputs, py::handle keys, py::handle vals,
-                  py::handle out) {
+py::object invoke(Handle op, py::handle inputs, py::handle keys, py::handle vals, py::handle out) {
   thread_local std::vector<const char*> key_ptrs, val_ptrs;
   py::object keep_inputs = py::reinterpret_steal<py::object>(
       PySequence_Fast(inputs.ptr(), "nanomx invoke: inputs must be a sequence of NDArrays"));
@@ -123,8 +149,8 @@ void register_ndarray(py::module_& m) {
                             dtype, &h));
     return as_int(h);
   });
-  m.def("free", [](uintptr_t h) { check(MXNDArrayFree(as_handle(h))); });
-  m.def("shape", [](uintptr_t h) {
+  m.def("free", [](Handle h) { check(MXNDArrayFree(as_handle(h))); });
+  m.def("shape", [](Handle h) {
     int ndim = 0;
     const int64_t* dims = nullptr;
     check(MXNDArrayGetShapeEx64(as_handle(h), &ndim, &dims));
@@ -132,18 +158,18 @@ void register_ndarray(py::module_& m) {
     for (int i = 0; i < ndim; ++i) t[i] = py::int_(dims[i]);
     return t;
   });
-  m.def("dtype", [](uintptr_t h) {
+  m.def("dtype", [](Handle h) {
     int dtype = 0;
     check(MXNDArrayGetDType(as_handle(h), &dtype));
     return dtype;
   });
-  m.def("context", [](uintptr_t h) {
+  m.def("context", [](Handle h) {
     int dev_type = 0, dev_id = 0;
     check(MXNDArrayGetContext(as_handle(h), &dev_type, &dev_id));
     return std::make_pair(dev_type, dev_id);
   });
   // Copies a C-contiguous host buffer into the array; its bytes must be the array's bytes.
-  m.def("sync_copy_from", [](uintptr_t h, py::handle source) {
+  m.def("sync_copy_from", [](Handle h, py::handle source) {
     int dtype = 0;
     check(MXNDArrayGetDType(as_handle(h), &dtype));
     const size_t itemsize = element_size(dtype);
@@ -167,7 +193,7 @@ void register_ndarray(py::module_& m) {
     check(rc);
   });
   // The array's values as a new numpy array (waits for pending writes).
-  m.def("to_numpy", [](uintptr_t h) {
+  m.def("to_numpy", [](Handle h) {
     int ndim = 0;
     const int64_t* dims = nullptr;
     check(MXNDArrayGetShapeEx64(as_handle(h), &ndim, &dims));
@@ -186,30 +212,30 @@ void register_ndarray(py::module_& m) {
     return result;
   });
   m.def("wait_to_read",
-        [](uintptr_t h) { check_unlocked([&] { return MXNDArrayWaitToRead(as_handle(h)); }); });
+        [](Handle h) { check_unlocked([&] { return MXNDArrayWaitToRead(as_handle(h)); }); });
   m.def("wait_to_write",
-        [](uintptr_t h) { check_unlocked([&] { return MXNDArrayWaitToWrite(as_handle(h)); }); });
+        [](Handle h) { check_unlocked([&] { return MXNDArrayWaitToWrite(as_handle(h)); }); });
   m.def("wait_all", [] { check_unlocked([] { return MXNDArrayWaitAll(); }); });
-  m.def("slice", [](uintptr_t h, uint32_t begin, uint32_t end) {
+  m.def("slice", [](Handle h, uint32_t begin, uint32_t end) {
     NDArrayHandle out = nullptr;
     check(MXNDArraySlice(as_handle(h), begin, end, &out));
     return as_int(out);
   });
-  m.def("at", [](uintptr_t h, uint32_t index) {
+  m.def("at", [](Handle h, uint32_t index) {
     NDArrayHandle out = nullptr;
     check(MXNDArrayAt(as_handle(h), index, &out));
     return as_int(out);
   });
-  m.def("reshape", [](uintptr_t h, std::vector<int64_t> dims, bool reverse) {
+  m.def("reshape", [](Handle h, std::vector<int64_t> dims, bool reverse) {
     NDArrayHandle out = nullptr;
     check(MXNDArrayReshape64(as_handle(h), static_cast<int>(dims.size()), dims.data(), reverse,
                              &out));
     return as_int(out);
   });
-  m.def("save", [](const std::string& fname, const std::vector<uintptr_t>& handles,
+  m.def("save", [](const std::string& fname, const std::vector<Handle>& handles,
                    const std::optional<std::vector<std::string>>& keys) {
     std::vector<NDArrayHandle> hs;
-    for (uintptr_t h : handles) hs.push_back(as_handle(h));
+    for (Handle h : handles) hs.push_back(as_handle(h));
     std::vector<const char*> key_ptrs;
     if (keys) {
       if (keys->size() != handles.size()) throw py::value_error("nanomx save: one key per array");
@@ -231,7 +257,7 @@ void register_ndarray(py::module_& m) {
     std::vector<std::string> ns(names, names + name_size);
     return std::make_pair(hs, ns);
   });
-  m.def("save_raw_bytes", [](uintptr_t h) {
+  m.def("save_raw_bytes", [](Handle h) {
     size_t size = 0;
     const char* data = nullptr;
     check_unlocked([&] { return MXNDArraySaveRawBytes(as_handle(h), &size, &data); });
@@ -256,7 +282,7 @@ void register_ndarray(py::module_& m) {
     return as_int(h);
   });
   // (registered name, argument names, argument kinds) of an operator handle.
-  m.def("op_info", [](uintptr_t op) {
+  m.def("op_info", [](Handle op) {
     const char *name = nullptr, *description = nullptr, *key_var = nullptr, *ret = nullptr;
     mx_uint num_args = 0;
     const char **arg_names = nullptr, **arg_types = nullptr, **arg_descriptions = nullptr;
@@ -269,7 +295,7 @@ void register_ndarray(py::module_& m) {
   m.def("invoke", &invoke, py::arg("op"), py::arg("inputs"), py::arg("keys"), py::arg("vals"),
         py::arg("out"));
   // A new NDArray owning a handle the C API just gave out.
-  m.def("wrap", [](uintptr_t h) {
+  m.def("wrap", [](Handle h) {
     PyObject* result = nanomx_python::wrap_handle(as_handle(h));
     if (result == nullptr) throw py::error_already_set();
     return py::reinterpret_steal<py::object>(result);
@@ -289,7 +315,7 @@ void register_ndarray(py::module_& m) {
 
 void register_profiler(py::module_& m) {
   m.def("set_config", [](const std::vector<std::string>& keys, const std::vector<std::string>& vals,
-                         uintptr_t kvstore) {
+                         Handle kvstore) {
     if (keys.size() != vals.size()) throw py::value_error("nanomx set_config: one value per key");
     std::vector<const char*> k = c_strings(keys), v = c_strings(vals);
     check_unlocked([&] {
@@ -297,11 +323,11 @@ void register_profiler(py::module_& m) {
                                         as_handle(kvstore));
     });
   });
-  m.def("set_state", [](int state, int profile_process, uintptr_t kvstore) {
+  m.def("set_state", [](int state, int profile_process, Handle kvstore) {
     check_unlocked(
         [&] { return MXSetProcessProfilerState(state, profile_process, as_handle(kvstore)); });
   });
-  m.def("dump", [](int finished, int profile_process, uintptr_t kvstore) {
+  m.def("dump", [](int finished, int profile_process, Handle kvstore) {
     check_unlocked(
         [&] { return MXDumpProcessProfile(finished, profile_process, as_handle(kvstore)); });
   });
@@ -311,7 +337,7 @@ void register_profiler(py::module_& m) {
         [&] { return MXAggregateProfileStatsPrintEx(&text, reset, format, sort_by, ascending); });
     return std::string(text == nullptr ? "" : text);
   });
-  m.def("pause", [](int paused, int profile_process, uintptr_t kvstore) {
+  m.def("pause", [](int paused, int profile_process, Handle kvstore) {
     check_unlocked(
         [&] { return MXProcessProfilePause(paused, profile_process, as_handle(kvstore)); });
   });
@@ -321,12 +347,12 @@ void register_profiler(py::module_& m) {
     check(MXProfileCreateDomain(name.c_str(), &h));
     return as_int(h);
   });
-  m.def("create_task", [](uintptr_t domain, const std::string& name) {
+  m.def("create_task", [](Handle domain, const std::string& name) {
     ProfileHandle h = nullptr;
     check(MXProfileCreateTask(as_handle(domain), name.c_str(), &h));
     return as_int(h);
   });
-  m.def("create_frame", [](uintptr_t domain, const std::string& name) {
+  m.def("create_frame", [](Handle domain, const std::string& name) {
     ProfileHandle h = nullptr;
     check(MXProfileCreateFrame(as_handle(domain), name.c_str(), &h));
     return as_int(h);
@@ -336,19 +362,19 @@ void register_profiler(py::module_& m) {
     check(MXProfileCreateEvent(name.c_str(), &h));
     return as_int(h);
   });
-  m.def("create_counter", [](uintptr_t domain, const std::string& name) {
+  m.def("create_counter", [](Handle domain, const std::string& name) {
     ProfileHandle h = nullptr;
     check(MXProfileCreateCounter(as_handle(domain), name.c_str(), &h));
     return as_int(h);
   });
-  m.def("destroy_handle", [](uintptr_t h) { check(MXProfileDestroyHandle(as_handle(h))); });
-  m.def("duration_start", [](uintptr_t h) { check(MXProfileDurationStart(as_handle(h))); });
-  m.def("duration_stop", [](uintptr_t h) { check(MXProfileDurationStop(as_handle(h))); });
+  m.def("destroy_handle", [](Handle h) { check(MXProfileDestroyHandle(as_handle(h))); });
+  m.def("duration_start", [](Handle h) { check(MXProfileDurationStart(as_handle(h))); });
+  m.def("duration_stop", [](Handle h) { check(MXProfileDurationStop(as_handle(h))); });
   m.def("set_counter",
-        [](uintptr_t h, uint64_t value) { check(MXProfileSetCounter(as_handle(h), value)); });
+        [](Handle h, uint64_t value) { check(MXProfileSetCounter(as_handle(h), value)); });
   m.def("adjust_counter",
-        [](uintptr_t h, int64_t delta) { check(MXProfileAdjustCounter(as_handle(h), delta)); });
-  m.def("set_marker", [](uintptr_t domain, const std::string& name, const std::string& scope) {
+        [](Handle h, int64_t delta) { check(MXProfileAdjustCounter(as_handle(h), delta)); });
+  m.def("set_marker", [](Handle domain, const std::string& name, const std::string& scope) {
     check(MXProfileSetMarker(as_handle(domain), name.c_str(), scope.c_str()));
   });
 }
