@@ -561,3 +561,11 @@ def test_pickled_arrays_keep_working_across_processes(in_tmp):
     out = subprocess.run([sys.executable, "-c", script], check=True, capture_output=True,
                          text=True, env=env, cwd=str(in_tmp)).stdout
     assert out.split() == ["NDArray", "int64", "15"]
+
+
+def test_an_array_without_handle_says_so():
+    empty = mx.nd.NDArray(None)
+    with pytest.raises(mx.MXNetError, match="handle must not be null"):
+        empty.shape
+    with pytest.raises(mx.MXNetError, match="handle must not be null"):
+        empty.asnumpy()

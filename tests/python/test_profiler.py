@@ -501,3 +501,11 @@ def test_objects_survive_garbage_collection_order(profile_to):
     events = profile_to.finish()
     assert sum(1 for e in events if e["name"].startswith("task ")) == 400
     assert np.all(np.diff([e["ts"] for e in events if e["name"] == "task 0"]) >= 0)
+
+
+def test_counter_delta_beyond_64_bits_is_a_value_error():
+    counter = profiler.Counter(profiler.Domain("Big"), "big")
+    with pytest.raises(ValueError, match="64-bit"):
+        counter.increment(2**70)
+    with pytest.raises(ValueError, match="64-bit"):
+        counter -= 2**64
