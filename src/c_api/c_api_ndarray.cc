@@ -118,7 +118,7 @@ int MXNDArrayGetShapeEx64(NDArrayHandle handle, int* out_dim, const int64_t** ou
   const NDArray& a = array_of(handle, "MXNDArrayGetShapeEx64");
   check_not_null(out_dim, "MXNDArrayGetShapeEx64", "out_dim");
   check_not_null(out_pdata, "MXNDArrayGetShapeEx64", "out_pdata");
-  shape64_buffer = a.shape().dims();
+  shape64_buffer.assign(a.shape().begin(), a.shape().end());
   *out_dim = a.is_none() ? 0 : a.shape().ndim();
   *out_pdata = shape64_buffer.data();
   NANOMX_API_END();

@@ -66,7 +66,7 @@ NDArray NDArray::at(int64_t index) const {
   NANOMX_CHECK(0 <= index && index < shape_[0])
       << "at: index " << index << " out of bounds for shape " << shape_;
   NDArray view = slice(index, index + 1);
-  view.shape_.dims().erase(view.shape_.dims().begin());
+  view.shape_ = Shape(view.shape_.dims().subspan(1));
   if (view.shape_.ndim() == 0) view.shape_ = Shape{1};  // MXNet 1.x: at() of a 1-D array is (1,)
   return view;
 }

@@ -71,16 +71,16 @@ inline T apply(T a, T b) {
 
 Shape broadcast_shape(const std::string& op, const Shape& a, const Shape& b) {
   const int nd = std::max(a.ndim(), b.ndim());
-  std::vector<int64_t> out(static_cast<size_t>(nd));
+  Shape out;
   for (int i = 0; i < nd; ++i) {
     const int ia = i - (nd - a.ndim()), ib = i - (nd - b.ndim());
     const int64_t da = ia >= 0 ? a[ia] : 1, db = ib >= 0 ? b[ib] : 1;
     NANOMX_CHECK(da == db || da == 1 || db == 1)
         << op << ": shapes of 'lhs' " << a << " and 'rhs' " << b
         << " cannot be broadcast together (axis " << i << ": " << da << " vs " << db << ")";
-    out[static_cast<size_t>(i)] = da == 1 ? db : da;
+    out.push_back(da == 1 ? db : da);
   }
-  return Shape(out);
+  return out;
 }
 
 // Strides of `in` (right-aligned) over the broadcast output shape; 0 on broadcast axes.

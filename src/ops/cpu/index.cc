@@ -29,7 +29,7 @@ Plan plan_pick(const Params& p, const std::vector<NDArray>& in, const NDArray*) 
     if (i != axis) removed.push_back(data[i]);
     kept.push_back(i == axis ? 1 : data[i]);
   }
-  NANOMX_CHECK(index.dims() == removed || index.dims() == kept)
+  NANOMX_CHECK(index == Shape(removed) || index == Shape(kept))
       << "pick: 'index' has shape " << index << " but 'data' " << data << " along axis " << axis
       << " needs " << Shape(removed) << " (or " << Shape(kept) << ")";
   Plan plan;

@@ -9,7 +9,7 @@
 namespace nanomx::ops {
 // MXNet's Reshape codes: 0 copy a dim, -1 infer, -2 copy the rest, -3 merge two, -4 split one.
 Shape infer_reshape(const std::vector<int64_t>& spec_in, const Shape& src_shape, bool reverse) {
-  std::vector<int64_t> spec = spec_in, src = src_shape.dims();
+  std::vector<int64_t> spec = spec_in, src = src_shape.to_vector();
   if (reverse) {
     std::reverse(spec.begin(), spec.end());
     std::reverse(src.begin(), src.end());
