@@ -21,10 +21,22 @@ class Shape {
   Shape(std::initializer_list<int64_t> dims) { assign(dims.begin(), dims.size()); }
   // Any contiguous int64 range: a std::vector<int64_t>, a std::span, another shape's dims().
   explicit Shape(std::span<const int64_t> dims) { assign(dims.data(), dims.size()); }
-  Shape(const Shape& other) { assign(other.data(), static_cast<size_t>(other.ndim_)); }
+  // Copies and moves of inline shapes copy the fixed-size buffer (no loop, no call).
+  Shape(const Shape& other) {
+    if (other.on_heap()) {
+      assign(other.heap_, static_cast<size_t>(other.ndim_));
+    } else {
+      copy_inline(other);
+    }
+  }
   Shape(Shape&& other) noexcept { take(other); }
   Shape& operator=(const Shape& other) {
-    if (this != &other) assign(other.data(), static_cast<size_t>(other.ndim_));
+    if (this == &other) return *this;
+    if (other.on_heap() || on_heap()) {
+      assign(other.data(), static_cast<size_t>(other.ndim_));
+    } else {
+      copy_inline(other);
+    }
     return *this;
   }
   Shape& operator=(Shape&& other) noexcept {
@@ -61,8 +73,27 @@ class Shape {
  private:
   bool on_heap() const { return capacity_ > kInlineDims; }
   void assign(const int64_t* dims, size_t n);
-  void take(Shape& other) noexcept;
-  void release() noexcept;
+  void copy_inline(const Shape& other) noexcept {
+    ndim_ = other.ndim_;
+    capacity_ = kInlineDims;
+    for (int i = 0; i < kInlineDims; ++i) inline_[i] = other.inline_[i];
+  }
+  void take(Shape& other) noexcept {
+    if (other.on_heap()) {
+      ndim_ = other.ndim_;
+      capacity_ = other.capacity_;
+      heap_ = other.heap_;
+      other.ndim_ = 0;
+      other.capacity_ = kInlineDims;
+    } else {
+      copy_inline(other);
+      other.ndim_ = 0;
+    }
+  }
+  void release() noexcept {
+    if (on_heap()) free_heap();
+  }
+  void free_heap() noexcept;
 
   int32_t ndim_ = 0;
   int32_t capacity_ = kInlineDims;  // > kInlineDims: heap_ holds the dims

@@ -23,23 +23,10 @@ void Shape::assign(const int64_t* dims, size_t n) {
   ndim_ = count;
 }
 
-void Shape::take(Shape& other) noexcept {
-  ndim_ = other.ndim_;
-  capacity_ = other.capacity_;
-  if (other.on_heap()) {
-    heap_ = other.heap_;
-  } else {
-    std::copy(other.inline_, other.inline_ + other.ndim_, inline_);
-  }
-  other.ndim_ = 0;
-  other.capacity_ = kInlineDims;
-}
-
-void Shape::release() noexcept {
-  if (on_heap()) {
-    delete[] heap_;
-    capacity_ = kInlineDims;
-  }
+void Shape::free_heap() noexcept {
+  delete[] heap_;
+  capacity_ = kInlineDims;
+  std::fill(inline_, inline_ + kInlineDims, 0);
 }
 
 void Shape::push_back(int64_t dim) {
