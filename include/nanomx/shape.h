@@ -68,7 +68,14 @@ class Shape {
   // "(2,3)", "(5,)", "()".
   std::string str() const;
 
-  bool operator==(const Shape& other) const;
+  bool operator==(const Shape& other) const {
+    if (ndim_ != other.ndim_) return false;
+    const int64_t *a = data(), *b = other.data();
+    for (int i = 0; i < ndim_; ++i) {
+      if (a[i] != b[i]) return false;
+    }
+    return true;
+  }
 
  private:
   bool on_heap() const { return capacity_ > kInlineDims; }

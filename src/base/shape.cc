@@ -43,10 +43,6 @@ void Shape::push_back(int64_t dim) {
   data()[ndim_++] = dim;
 }
 
-bool Shape::operator==(const Shape& other) const {
-  return std::equal(begin(), end(), other.begin(), other.end());
-}
-
 int64_t Shape::size() const {
   int64_t total = 1;
   for (int64_t d : dims()) {

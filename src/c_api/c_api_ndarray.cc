@@ -121,6 +121,20 @@ NDArray& array_of(NDArrayHandle handle, const char* function) {
   return *static_cast<NDArray*>(handle);
 }
 
+// As array_of for a list of handles under one lock: list[i] = the array of handles[i].
+template <class List>
+void arrays_of(const NDArrayHandle* handles, size_t n, const char* function, List& list) {
+  for (size_t i = 0; i < n; ++i) check_not_null(handles[i], function, "array handle");
+  LiveHandles& l = live();
+  std::lock_guard lock(l.mutex);
+  for (size_t i = 0; i < n; ++i) {
+    NANOMX_CHECK(l.handles.contains(handles[i]))
+        << function << ": " << handles[i]
+        << " is not a live NDArray handle (already freed, or not created by this library)";
+    list[i] = *static_cast<const NDArray*>(handles[i]);
+  }
+}
+
 NDArrayHandle new_handle(NDArray array) {
   LiveHandles& l = live();
   std::lock_guard lock(l.mutex);
@@ -176,7 +190,7 @@ thread_local std::vector<std::string> load_names;
 thread_local std::vector<const char*> load_name_pointers;
 thread_local std::vector<std::string> op_names;
 thread_local std::vector<const char*> op_name_pointers;
-thread_local std::vector<NDArrayHandle> invoke_handles;
+thread_local NDArrayHandle invoke_output = nullptr;  // trivial: no per-access TLS init check
 thread_local nanomx::ops::Attrs invoke_attrs;
 thread_local std::vector<const char*> info_names;
 thread_local std::vector<const char*> info_types;
@@ -459,28 +473,30 @@ int MXImperativeInvoke(AtomicSymbolCreator creator, int num_inputs, NDArrayHandl
   }
   const auto& op = *static_cast<const nanomx::ops::Op*>(creator);
   ArrayList<nanomx::ops::kMaxInputs> in(static_cast<size_t>(num_inputs));
-  for (int i = 0; i < num_inputs; ++i) in[i] = array_of(inputs[i], "MXImperativeInvoke");
+  arrays_of(inputs, static_cast<size_t>(num_inputs), "MXImperativeInvoke", in);
   // The attribute list is kept per thread so that its strings' buffers are reused.
   static const nanomx::ops::Attrs kNoAttrs;
-  if (num_params > 0) invoke_attrs.resize(static_cast<size_t>(num_params));
-  for (int i = 0; i < num_params; ++i) {
-    check_not_null(param_keys[i], "MXImperativeInvoke", "param key");
-    check_not_null(param_vals[i], "MXImperativeInvoke", "param value");
-    invoke_attrs[i].first.assign(param_keys[i]);
-    invoke_attrs[i].second.assign(param_vals[i]);
+  const nanomx::ops::Attrs* attrs = &kNoAttrs;
+  if (num_params > 0) {
+    nanomx::ops::Attrs& kept = invoke_attrs;
+    kept.resize(static_cast<size_t>(num_params));
+    for (int i = 0; i < num_params; ++i) {
+      check_not_null(param_keys[i], "MXImperativeInvoke", "param key");
+      check_not_null(param_vals[i], "MXImperativeInvoke", "param value");
+      kept[i].first.assign(param_keys[i]);
+      kept[i].second.assign(param_vals[i]);
+    }
+    attrs = &kept;
   }
-  const nanomx::ops::Attrs& attrs = num_params > 0 ? invoke_attrs : kNoAttrs;
   const size_t num_given = *outputs != nullptr ? static_cast<size_t>(std::max(*num_outputs, 0)) : 0;
   ArrayList<1> given(num_given);
-  for (size_t i = 0; i < num_given; ++i) {
-    given[i] = array_of((*outputs)[i], "MXImperativeInvoke");
-  }
-  NDArray result = nanomx::ops::invoke_one(op, in.span(), attrs, given.span());
+  if (num_given > 0) arrays_of(*outputs, num_given, "MXImperativeInvoke", given);
+  NDArray result = nanomx::ops::invoke_one(op, in.span(), *attrs, given.span());
   if (*outputs == nullptr) {
-    invoke_handles.resize(1);
-    invoke_handles[0] = new_handle(std::move(result));
+    NDArrayHandle* output = &invoke_output;
+    *output = new_handle(std::move(result));
     *num_outputs = 1;
-    *outputs = invoke_handles.data();
+    *outputs = output;
   }
   NANOMX_API_END();
 }

@@ -56,7 +56,7 @@ using PlanFn =
     std::function<Plan(const Params& p, std::span<const NDArray> in, const NDArray* out)>;
 
 // The most inputs an operator may have (the engine operation keeps them inline).
-inline constexpr size_t kMaxInputs = 4;
+inline constexpr size_t kMaxInputs = 3;
 
 struct Op {
   std::string name = {};
