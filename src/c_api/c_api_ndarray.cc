@@ -124,10 +124,10 @@ NDArray& array_of(NDArrayHandle handle, const char* function) {
 // As array_of for a list of handles under one lock: list[i] = the array of handles[i].
 template <class List>
 void arrays_of(const NDArrayHandle* handles, size_t n, const char* function, List& list) {
-  for (size_t i = 0; i < n; ++i) check_not_null(handles[i], function, "array handle");
   LiveHandles& l = live();
   std::lock_guard lock(l.mutex);
   for (size_t i = 0; i < n; ++i) {
+    check_not_null(handles[i], function, "array handle");
     NANOMX_CHECK(l.handles.contains(handles[i]))
         << function << ": " << handles[i]
         << " is not a live NDArray handle (already freed, or not created by this library)";
