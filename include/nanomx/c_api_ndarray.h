@@ -73,8 +73,7 @@ NANOMX_DLL int MXSymbolGetAtomicSymbolInfo(AtomicSymbolCreator creator, const ch
                                            const char** description, mx_uint* num_args,
                                            const char*** arg_names, const char*** arg_type_infos,
                                            const char*** arg_descriptions,
-                                           const char** key_var_num_args,
-                                           const char** return_type);
+                                           const char** key_var_num_args, const char** return_type);
 /* With *outputs NULL the outputs are new arrays: *num_outputs and *outputs are set (the list
  * stays valid until the next call on this thread; each handle is the caller's to free). With
  * *outputs given, the results are written into those arrays. */

@@ -6,9 +6,12 @@
 // copies wait on the engine first. Views (slice, at, reshape) share storage and variable.
 #pragma once
 
+#include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "nanomx/context.h"
@@ -19,8 +22,50 @@
 namespace nanomx {
 
 namespace detail {
-struct Chunk;
-}
+// The reference count at the front of a storage chunk (defined in ndarray.cc).
+struct ChunkBase {
+  std::atomic<int64_t> refs{1};
+};
+struct Chunk;  // : ChunkBase
+// Called when the count reached zero: the engine frees storage, variable and chunk after every
+// pending use. One allocation per storage (no shared_ptr control block), and the engine's
+// deletion function holds just the pointer.
+void destroy_chunk(ChunkBase* chunk) noexcept;
+
+// An owning reference to a chunk (intrusive count).
+class ChunkRef {
+ public:
+  ChunkRef() = default;
+  explicit ChunkRef(ChunkBase* chunk) noexcept : chunk_(chunk) {}  // adopts the first reference
+  ChunkRef(const ChunkRef& other) noexcept : chunk_(other.chunk_) { acquire(); }
+  ChunkRef(ChunkRef&& other) noexcept : chunk_(other.chunk_) { other.chunk_ = nullptr; }
+  ChunkRef& operator=(const ChunkRef& other) noexcept {
+    ChunkRef copy(other);
+    std::swap(chunk_, copy.chunk_);
+    return *this;
+  }
+  ChunkRef& operator=(ChunkRef&& other) noexcept {
+    ChunkRef moved(std::move(other));
+    std::swap(chunk_, moved.chunk_);
+    return *this;
+  }
+  ~ChunkRef() { release(); }
+
+  Chunk* operator->() const;  // defined where Chunk is
+  explicit operator bool() const { return chunk_ != nullptr; }
+  bool operator==(const ChunkRef& other) const { return chunk_ == other.chunk_; }
+  bool operator==(std::nullptr_t) const { return chunk_ == nullptr; }
+
+ private:
+  void acquire() noexcept {
+    if (chunk_) chunk_->refs.fetch_add(1, std::memory_order_relaxed);
+  }
+  void release() noexcept {
+    if (chunk_ && chunk_->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) destroy_chunk(chunk_);
+  }
+  ChunkBase* chunk_ = nullptr;
+};
+}  // namespace detail
 
 class NDArray {
  public:
@@ -75,7 +120,7 @@ class NDArray {
 
  private:
   void check_host_type(size_t element_size) const;
-  std::shared_ptr<detail::Chunk> chunk_;
+  detail::ChunkRef chunk_;
   Shape shape_;
   DType dtype_ = DType::kFloat32;
   size_t byte_offset_ = 0;

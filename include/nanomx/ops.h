@@ -32,6 +32,9 @@ const std::string& op_name(const Op& op);
 // kernel failure is raised by the next wait on the output (see engine.h).
 std::vector<NDArray> invoke(const Op& op, std::span<const NDArray> inputs, const Attrs& attrs,
                             std::span<const NDArray> outputs = {});
+// As invoke, returning the one result (every operator has one) without a vector around it.
+NDArray invoke_one(const Op& op, std::span<const NDArray> inputs, const Attrs& attrs,
+                   std::span<const NDArray> outputs = {});
 std::vector<NDArray> invoke(std::string_view name, std::span<const NDArray> inputs,
                             const Attrs& attrs = {}, std::span<const NDArray> outputs = {});
 

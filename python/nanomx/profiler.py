@@ -119,18 +119,30 @@ class Domain(object):
         return Marker(self, name)
 
 
-class _Duration(object):
-    """start()/stop() around a region; also a context manager."""
+class _Handle(object):
+    """A profiler object owning a C API handle, destroyed with the object."""
 
     _handle = None
-
-    def __init__(self, name, handle):
-        self.name = name
-        self._handle = handle
 
     @property
     def handle(self):
         return self._handle
+
+    def __str__(self):
+        return self.name
+
+    def __del__(self, _destroy=_LIB.destroy_handle):
+        if self._handle is not None:
+            _destroy(self._handle)
+            self._handle = None
+
+
+class _Duration(_Handle):
+    """start()/stop() around a region; also a context manager."""
+
+    def __init__(self, name, handle):
+        self.name = name
+        self._handle = handle
 
     def start(self):
         _LIB.duration_start(self._handle)
@@ -144,14 +156,6 @@ class _Duration(object):
 
     def __exit__(self, exc_type, exc_value, traceback):
         self.stop()
-
-    def __str__(self):
-        return self.name
-
-    def __del__(self, _destroy=_LIB.destroy_handle):
-        if self._handle is not None:
-            _destroy(self._handle)
-            self._handle = None
 
 
 class Task(_Duration):
@@ -177,11 +181,9 @@ class Event(_Duration):
         super().__init__(name, _LIB.create_event(str(name)))
 
 
-class Counter(object):
+class Counter(_Handle):
     """A 64-bit counter in a domain; each change is one record. Going below zero wraps around
     (unsigned, as MXNet)."""
-
-    _handle = None
 
     def __init__(self, domain, name, value=None):
         self.name = name
@@ -190,18 +192,14 @@ class Counter(object):
         if value is not None:
             self.set_value(value)
 
-    @property
-    def handle(self):
-        return self._handle
-
     def set_value(self, value):
-        _LIB.set_counter(self._handle, int(value))
+        _LIB.set_counter(self._handle, int(value) & 0xFFFFFFFFFFFFFFFF)  # uint64, as MXNet
 
     def increment(self, delta=1):
-        _LIB.adjust_counter(self._handle, int(delta))
+        _LIB.adjust_counter(self._handle, _signed64(delta))
 
     def decrement(self, delta=1):
-        _LIB.adjust_counter(self._handle, -int(delta))
+        _LIB.adjust_counter(self._handle, -_signed64(delta))
 
     def __iadd__(self, delta):
         self.increment(delta)
@@ -211,13 +209,12 @@ class Counter(object):
         self.decrement(delta)
         return self
 
-    def __str__(self):
-        return self.name
 
-    def __del__(self, _destroy=_LIB.destroy_handle):
-        if self._handle is not None:
-            _destroy(self._handle)
-            self._handle = None
+def _signed64(delta):
+    delta = int(delta)
+    if not -2**63 < delta < 2**63:
+        raise ValueError("counter delta must fit in a signed 64-bit int, got %d" % delta)
+    return delta
 
 
 class Marker(object):

@@ -13,8 +13,36 @@
 #include <vector>
 
 #include "nanomx/c_api.h"
+#include "ndarray_type.h"
 
 namespace py = pybind11;
+
+// A handle argument: an int the C API gave out, or None (the C API's null, which it rejects
+// with a clear message where a handle is required).
+struct Handle {
+  void* ptr = nullptr;
+};
+
+namespace pybind11::detail {
+template <>
+struct type_caster<Handle> {
+  PYBIND11_TYPE_CASTER(Handle, const_name("handle"));
+  bool load(handle source, bool) {
+    if (source.is_none()) {
+      value.ptr = nullptr;
+      return true;
+    }
+    if (!PyLong_Check(source.ptr())) return false;
+    void* pointer = PyLong_AsVoidPtr(source.ptr());
+    if (pointer == nullptr && PyErr_Occurred()) {
+      PyErr_Clear();
+      return false;
+    }
+    value.ptr = pointer;
+    return true;
+  }
+};
+}  // namespace pybind11::detail
 
 namespace {
 
@@ -24,6 +52,12 @@ PyObject* error_class = PyExc_RuntimeError;
   PyErr_SetString(error_class, MXGetLastError());
   throw py::error_already_set();
 }
+
+}  // namespace
+
+void nanomx_python::set_error_from_c_api() { PyErr_SetString(error_class, MXGetLastError()); }
+
+namespace {
 
 void check(int rc) {
   if (rc != 0) raise_last_error();
@@ -40,7 +74,7 @@ void check_unlocked(Call&& call) {
   check(rc);
 }
 
-void* as_handle(uintptr_t value) { return reinterpret_cast<void*>(value); }
+void* as_handle(Handle handle) { return handle.ptr; }
 uintptr_t as_int(const void* handle) { return reinterpret_cast<uintptr_t>(handle); }
 
 // Bytes per element of each MXNet type code nanomx supports (index = type code).
@@ -50,19 +84,6 @@ size_t element_size(int dtype) {
     throw py::value_error("nanomx: unsupported dtype code " + std::to_string(dtype));
   }
   return kSizes[dtype];
-}
-
-// Handles from a list or tuple of integers, into `out`.
-void handles_from(py::handle seq, std::vector<NDArrayHandle>& out, const char* what) {
-  py::object fast = py::reinterpret_steal<py::object>(PySequence_Fast(seq.ptr(), what));
-  if (!fast) throw py::error_already_set();
-  const Py_ssize_t n = PySequence_Fast_GET_SIZE(fast.ptr());
-  PyObject** items = PySequence_Fast_ITEMS(fast.ptr());
-  out.resize(static_cast<size_t>(n));
-  for (Py_ssize_t i = 0; i < n; ++i) {
-    out[i] = PyLong_AsVoidPtr(items[i]);
-    if (out[i] == nullptr && PyErr_Occurred()) throw py::error_already_set();
-  }
 }
 
 // UTF-8 views of a list or tuple of str; the strings stay alive in `keep`.
@@ -79,14 +100,13 @@ void strings_from(py::handle seq, std::vector<const char*>& out, py::object& kee
   }
 }
 
-// The hot path of every operator call: MXImperativeInvoke with new outputs (returns their
-// handles) or with given outputs (returns None). Raw CPython sequences, no per-call containers
-// beyond three reused thread-local vectors.
-py::object invoke(uintptr_t op, py::handle inputs, py::handle keys, py::handle vals,
-                  py::handle outputs) {
-  thread_local std::vector<NDArrayHandle> in, given;
+// Every operator call that does not come through an arithmetic slot: MXImperativeInvoke on
+// NDArray inputs, with string attributes; a new NDArray (or list), or `out` written and returned.
+py::object invoke(Handle op, py::handle inputs, py::handle keys, py::handle vals, py::handle out) {
   thread_local std::vector<const char*> key_ptrs, val_ptrs;
-  handles_from(inputs, in, "nanomx invoke: inputs must be a sequence of handles");
+  py::object keep_inputs = py::reinterpret_steal<py::object>(
+      PySequence_Fast(inputs.ptr(), "nanomx invoke: inputs must be a sequence of NDArrays"));
+  if (!keep_inputs) throw py::error_already_set();
   py::object keep_keys, keep_vals;
   strings_from(keys, key_ptrs, keep_keys, "nanomx invoke: keys must be a sequence of str");
   strings_from(vals, val_ptrs, keep_vals, "nanomx invoke: values must be a sequence of str");
@@ -94,25 +114,12 @@ py::object invoke(uintptr_t op, py::handle inputs, py::handle keys, py::handle v
     throw py::value_error("nanomx invoke: " + std::to_string(key_ptrs.size()) + " keys but " +
                           std::to_string(val_ptrs.size()) + " values");
   }
-  const bool new_outputs = outputs.is_none();
-  int num_outputs = 0;
-  NDArrayHandle* out_handles = nullptr;
-  if (!new_outputs) {
-    handles_from(outputs, given, "nanomx invoke: out must be a sequence of handles");
-    num_outputs = static_cast<int>(given.size());
-    out_handles = given.data();
-  }
-  check(MXImperativeInvoke(as_handle(op), static_cast<int>(in.size()), in.data(), &num_outputs,
-                           &out_handles, static_cast<int>(key_ptrs.size()), key_ptrs.data(),
-                           val_ptrs.data()));
-  if (!new_outputs) return py::none();
-  py::list result(num_outputs);
-  for (int i = 0; i < num_outputs; ++i) {
-    PyObject* h = PyLong_FromVoidPtr(out_handles[i]);
-    if (h == nullptr) throw py::error_already_set();
-    PyList_SET_ITEM(result.ptr(), i, h);
-  }
-  return result;
+  PyObject* result = nanomx_python::invoke_operator(
+      as_handle(op), PySequence_Fast_ITEMS(keep_inputs.ptr()),
+      PySequence_Fast_GET_SIZE(keep_inputs.ptr()), key_ptrs.data(), val_ptrs.data(),
+      static_cast<int>(key_ptrs.size()), out.is_none() ? nullptr : out.ptr());
+  if (result == nullptr) throw py::error_already_set();
+  return py::reinterpret_steal<py::object>(result);
 }
 
 std::vector<const char*> c_strings(const std::vector<std::string>& strings) {
@@ -142,8 +149,8 @@ void register_ndarray(py::module_& m) {
                             dtype, &h));
     return as_int(h);
   });
-  m.def("free", [](uintptr_t h) { check(MXNDArrayFree(as_handle(h))); });
-  m.def("shape", [](uintptr_t h) {
+  m.def("free", [](Handle h) { check(MXNDArrayFree(as_handle(h))); });
+  m.def("shape", [](Handle h) {
     int ndim = 0;
     const int64_t* dims = nullptr;
     check(MXNDArrayGetShapeEx64(as_handle(h), &ndim, &dims));
@@ -151,18 +158,18 @@ void register_ndarray(py::module_& m) {
     for (int i = 0; i < ndim; ++i) t[i] = py::int_(dims[i]);
     return t;
   });
-  m.def("dtype", [](uintptr_t h) {
+  m.def("dtype", [](Handle h) {
     int dtype = 0;
     check(MXNDArrayGetDType(as_handle(h), &dtype));
     return dtype;
   });
-  m.def("context", [](uintptr_t h) {
+  m.def("context", [](Handle h) {
     int dev_type = 0, dev_id = 0;
     check(MXNDArrayGetContext(as_handle(h), &dev_type, &dev_id));
     return std::make_pair(dev_type, dev_id);
   });
   // Copies a C-contiguous host buffer into the array; its bytes must be the array's bytes.
-  m.def("sync_copy_from", [](uintptr_t h, py::handle source) {
+  m.def("sync_copy_from", [](Handle h, py::handle source) {
     int dtype = 0;
     check(MXNDArrayGetDType(as_handle(h), &dtype));
     const size_t itemsize = element_size(dtype);
@@ -186,7 +193,7 @@ void register_ndarray(py::module_& m) {
     check(rc);
   });
   // The array's values as a new numpy array (waits for pending writes).
-  m.def("to_numpy", [](uintptr_t h) {
+  m.def("to_numpy", [](Handle h) {
     int ndim = 0;
     const int64_t* dims = nullptr;
     check(MXNDArrayGetShapeEx64(as_handle(h), &ndim, &dims));
@@ -205,30 +212,30 @@ void register_ndarray(py::module_& m) {
     return result;
   });
   m.def("wait_to_read",
-        [](uintptr_t h) { check_unlocked([&] { return MXNDArrayWaitToRead(as_handle(h)); }); });
+        [](Handle h) { check_unlocked([&] { return MXNDArrayWaitToRead(as_handle(h)); }); });
   m.def("wait_to_write",
-        [](uintptr_t h) { check_unlocked([&] { return MXNDArrayWaitToWrite(as_handle(h)); }); });
+        [](Handle h) { check_unlocked([&] { return MXNDArrayWaitToWrite(as_handle(h)); }); });
   m.def("wait_all", [] { check_unlocked([] { return MXNDArrayWaitAll(); }); });
-  m.def("slice", [](uintptr_t h, uint32_t begin, uint32_t end) {
+  m.def("slice", [](Handle h, uint32_t begin, uint32_t end) {
     NDArrayHandle out = nullptr;
     check(MXNDArraySlice(as_handle(h), begin, end, &out));
     return as_int(out);
   });
-  m.def("at", [](uintptr_t h, uint32_t index) {
+  m.def("at", [](Handle h, uint32_t index) {
     NDArrayHandle out = nullptr;
     check(MXNDArrayAt(as_handle(h), index, &out));
     return as_int(out);
   });
-  m.def("reshape", [](uintptr_t h, std::vector<int64_t> dims, bool reverse) {
+  m.def("reshape", [](Handle h, std::vector<int64_t> dims, bool reverse) {
     NDArrayHandle out = nullptr;
     check(MXNDArrayReshape64(as_handle(h), static_cast<int>(dims.size()), dims.data(), reverse,
                              &out));
     return as_int(out);
   });
-  m.def("save", [](const std::string& fname, const std::vector<uintptr_t>& handles,
+  m.def("save", [](const std::string& fname, const std::vector<Handle>& handles,
                    const std::optional<std::vector<std::string>>& keys) {
     std::vector<NDArrayHandle> hs;
-    for (uintptr_t h : handles) hs.push_back(as_handle(h));
+    for (Handle h : handles) hs.push_back(as_handle(h));
     std::vector<const char*> key_ptrs;
     if (keys) {
       if (keys->size() != handles.size()) throw py::value_error("nanomx save: one key per array");
@@ -250,7 +257,7 @@ void register_ndarray(py::module_& m) {
     std::vector<std::string> ns(names, names + name_size);
     return std::make_pair(hs, ns);
   });
-  m.def("save_raw_bytes", [](uintptr_t h) {
+  m.def("save_raw_bytes", [](Handle h) {
     size_t size = 0;
     const char* data = nullptr;
     check_unlocked([&] { return MXNDArraySaveRawBytes(as_handle(h), &size, &data); });
@@ -275,7 +282,7 @@ void register_ndarray(py::module_& m) {
     return as_int(h);
   });
   // (registered name, argument names, argument kinds) of an operator handle.
-  m.def("op_info", [](uintptr_t op) {
+  m.def("op_info", [](Handle op) {
     const char *name = nullptr, *description = nullptr, *key_var = nullptr, *ret = nullptr;
     mx_uint num_args = 0;
     const char **arg_names = nullptr, **arg_types = nullptr, **arg_descriptions = nullptr;
@@ -286,7 +293,18 @@ void register_ndarray(py::module_& m) {
                           std::vector<std::string>(arg_types, arg_types + num_args));
   });
   m.def("invoke", &invoke, py::arg("op"), py::arg("inputs"), py::arg("keys"), py::arg("vals"),
-        py::arg("outputs"));
+        py::arg("out"));
+  // A new NDArray owning a handle the C API just gave out.
+  m.def("wrap", [](Handle h) {
+    PyObject* result = nanomx_python::wrap_handle(as_handle(h));
+    if (result == nullptr) throw py::error_already_set();
+    return py::reinterpret_steal<py::object>(result);
+  });
+  m.def("set_ndarray_class", [](py::handle cls, py::handle numeric_types) {
+    if (!nanomx_python::register_ndarray_class(cls.ptr(), numeric_types.ptr())) {
+      throw py::error_already_set();
+    }
+  });
   m.def("random_seed", [](int seed) { check(MXRandomSeed(seed)); });
   m.def("gpu_count", [] {
     int n = 0;
@@ -296,8 +314,8 @@ void register_ndarray(py::module_& m) {
 }
 
 void register_profiler(py::module_& m) {
-  m.def("set_config", [](const std::vector<std::string>& keys,
-                         const std::vector<std::string>& vals, uintptr_t kvstore) {
+  m.def("set_config", [](const std::vector<std::string>& keys, const std::vector<std::string>& vals,
+                         Handle kvstore) {
     if (keys.size() != vals.size()) throw py::value_error("nanomx set_config: one value per key");
     std::vector<const char*> k = c_strings(keys), v = c_strings(vals);
     check_unlocked([&] {
@@ -305,11 +323,11 @@ void register_profiler(py::module_& m) {
                                         as_handle(kvstore));
     });
   });
-  m.def("set_state", [](int state, int profile_process, uintptr_t kvstore) {
+  m.def("set_state", [](int state, int profile_process, Handle kvstore) {
     check_unlocked(
         [&] { return MXSetProcessProfilerState(state, profile_process, as_handle(kvstore)); });
   });
-  m.def("dump", [](int finished, int profile_process, uintptr_t kvstore) {
+  m.def("dump", [](int finished, int profile_process, Handle kvstore) {
     check_unlocked(
         [&] { return MXDumpProcessProfile(finished, profile_process, as_handle(kvstore)); });
   });
@@ -319,7 +337,7 @@ void register_profiler(py::module_& m) {
         [&] { return MXAggregateProfileStatsPrintEx(&text, reset, format, sort_by, ascending); });
     return std::string(text == nullptr ? "" : text);
   });
-  m.def("pause", [](int paused, int profile_process, uintptr_t kvstore) {
+  m.def("pause", [](int paused, int profile_process, Handle kvstore) {
     check_unlocked(
         [&] { return MXProcessProfilePause(paused, profile_process, as_handle(kvstore)); });
   });
@@ -329,12 +347,12 @@ void register_profiler(py::module_& m) {
     check(MXProfileCreateDomain(name.c_str(), &h));
     return as_int(h);
   });
-  m.def("create_task", [](uintptr_t domain, const std::string& name) {
+  m.def("create_task", [](Handle domain, const std::string& name) {
     ProfileHandle h = nullptr;
     check(MXProfileCreateTask(as_handle(domain), name.c_str(), &h));
     return as_int(h);
   });
-  m.def("create_frame", [](uintptr_t domain, const std::string& name) {
+  m.def("create_frame", [](Handle domain, const std::string& name) {
     ProfileHandle h = nullptr;
     check(MXProfileCreateFrame(as_handle(domain), name.c_str(), &h));
     return as_int(h);
@@ -344,19 +362,19 @@ void register_profiler(py::module_& m) {
     check(MXProfileCreateEvent(name.c_str(), &h));
     return as_int(h);
   });
-  m.def("create_counter", [](uintptr_t domain, const std::string& name) {
+  m.def("create_counter", [](Handle domain, const std::string& name) {
     ProfileHandle h = nullptr;
     check(MXProfileCreateCounter(as_handle(domain), name.c_str(), &h));
     return as_int(h);
   });
-  m.def("destroy_handle", [](uintptr_t h) { check(MXProfileDestroyHandle(as_handle(h))); });
-  m.def("duration_start", [](uintptr_t h) { check(MXProfileDurationStart(as_handle(h))); });
-  m.def("duration_stop", [](uintptr_t h) { check(MXProfileDurationStop(as_handle(h))); });
+  m.def("destroy_handle", [](Handle h) { check(MXProfileDestroyHandle(as_handle(h))); });
+  m.def("duration_start", [](Handle h) { check(MXProfileDurationStart(as_handle(h))); });
+  m.def("duration_stop", [](Handle h) { check(MXProfileDurationStop(as_handle(h))); });
   m.def("set_counter",
-        [](uintptr_t h, uint64_t value) { check(MXProfileSetCounter(as_handle(h), value)); });
+        [](Handle h, uint64_t value) { check(MXProfileSetCounter(as_handle(h), value)); });
   m.def("adjust_counter",
-        [](uintptr_t h, int64_t delta) { check(MXProfileAdjustCounter(as_handle(h), delta)); });
-  m.def("set_marker", [](uintptr_t domain, const std::string& name, const std::string& scope) {
+        [](Handle h, int64_t delta) { check(MXProfileAdjustCounter(as_handle(h), delta)); });
+  m.def("set_marker", [](Handle domain, const std::string& name, const std::string& scope) {
     check(MXProfileSetMarker(as_handle(domain), name.c_str(), scope.c_str()));
   });
 }
@@ -368,14 +386,19 @@ PYBIND11_MODULE(_capi, m) {
   m.def(
       "set_error_class",
       [](py::handle cls) {
-        if (!PyType_Check(cls.ptr()) || !PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(cls.ptr()),
-                                                          reinterpret_cast<PyTypeObject*>(PyExc_Exception))) {
+        if (!PyType_Check(cls.ptr()) ||
+            !PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(cls.ptr()),
+                              reinterpret_cast<PyTypeObject*>(PyExc_Exception))) {
           throw py::type_error("set_error_class expects an exception class");
         }
         Py_INCREF(cls.ptr());  // kept for the life of the process
         error_class = cls.ptr();
       },
       "The exception class raised for C API failures (nanomx.base.MXNetError).");
+  PyTypeObject* base = nanomx_python::create_ndarray_base_type();
+  if (base == nullptr) throw py::error_already_set();
+  m.add_object("NDArrayBase",
+               py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(base)));
   register_ndarray(m);
   register_profiler(m);
 }

@@ -1,14 +1,51 @@
 #include "nanomx/shape.h"
 
+#include <algorithm>
+#include <cstring>
 #include <sstream>
 
 #include "nanomx/error.h"
 
 namespace nanomx {
 
+void Shape::assign(const int64_t* dims, size_t n) {
+  NANOMX_CHECK(n <= static_cast<size_t>(INT32_MAX)) << "shape with " << n << " dimensions";
+  const auto count = static_cast<int32_t>(n);
+  if (count > capacity_) {
+    auto* buffer = new int64_t[n];
+    std::memcpy(buffer, dims, n * sizeof(int64_t));
+    release();
+    heap_ = buffer;
+    capacity_ = count;
+  } else if (n) {
+    std::memmove(data(), dims, n * sizeof(int64_t));
+  }
+  ndim_ = count;
+}
+
+void Shape::free_heap() noexcept {
+  delete[] heap_;
+  capacity_ = kInlineDims;
+  std::fill(inline_, inline_ + kInlineDims, 0);
+}
+
+void Shape::push_back(int64_t dim) {
+  if (ndim_ == capacity_) {
+    const auto capacity = static_cast<size_t>(capacity_) * 2;
+    auto* buffer = new int64_t[capacity];
+    std::copy(begin(), end(), buffer);
+    const int32_t n = ndim_;
+    release();
+    heap_ = buffer;
+    capacity_ = static_cast<int32_t>(capacity);
+    ndim_ = n;
+  }
+  data()[ndim_++] = dim;
+}
+
 int64_t Shape::size() const {
   int64_t total = 1;
-  for (int64_t d : dims_) {
+  for (int64_t d : dims()) {
     NANOMX_CHECK(d >= 0) << "negative dimension in shape " << str();
     NANOMX_CHECK(!__builtin_mul_overflow(total, d, &total))
         << "shape " << str() << " has more elements than int64 can count";
@@ -17,11 +54,12 @@ int64_t Shape::size() const {
 }
 
 std::vector<int64_t> Shape::strides() const {
-  std::vector<int64_t> result(dims_.size());
+  std::vector<int64_t> result(static_cast<size_t>(ndim_));
+  const int64_t* dims = data();
   int64_t stride = 1;
-  for (size_t i = dims_.size(); i-- > 0;) {
+  for (size_t i = result.size(); i-- > 0;) {
     result[i] = stride;
-    stride *= dims_[i];
+    stride *= dims[i];
   }
   return result;
 }
@@ -29,11 +67,11 @@ std::vector<int64_t> Shape::strides() const {
 std::string Shape::str() const {
   std::ostringstream os;
   os << '(';
-  for (size_t i = 0; i < dims_.size(); ++i) {
+  for (int i = 0; i < ndim_; ++i) {
     if (i) os << ',';
-    os << dims_[i];
+    os << (*this)[i];
   }
-  if (dims_.size() == 1) os << ',';
+  if (ndim_ == 1) os << ',';
   os << ')';
   return os.str();
 }

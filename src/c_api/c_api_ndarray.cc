@@ -1,10 +1,14 @@
 // The C API of arrays and imperative operators (declared in nanomx/c_api_ndarray.h).
 #include "nanomx/c_api_ndarray.h"
 
+#include <algorithm>
+#include <array>
+#include <cstdint>
 #include <memory>
 #include <mutex>
+#include <new>
+#include <span>
 #include <string>
-#include <unordered_set>
 #include <vector>
 
 #include "c_api/c_api_common.h"
@@ -17,11 +21,90 @@ using nanomx::c_api::check_not_null;
 
 namespace {
 
+// A set of pointers without a node per element: open addressing, linear probing, deletion by
+// backward shift. Allocates only when it grows.
+class PointerSet {
+ public:
+  bool contains(const void* p) const {
+    if (slots_.empty()) return false;
+    for (size_t i = home(p);; i = next(i)) {
+      if (slots_[i] == p) return true;
+      if (slots_[i] == nullptr) return false;
+    }
+  }
+  void insert(const void* p) {
+    if (2 * (count_ + 1) > slots_.size()) grow();
+    size_t i = home(p);
+    while (slots_[i] != nullptr && slots_[i] != p) i = next(i);
+    if (slots_[i] == nullptr) ++count_;
+    slots_[i] = p;
+  }
+  bool erase(const void* p) {
+    if (slots_.empty()) return false;
+    size_t i = home(p);
+    for (; slots_[i] != p; i = next(i)) {
+      if (slots_[i] == nullptr) return false;
+    }
+    // Shift later entries of the probe run back into the hole when their home allows it.
+    for (size_t j = next(i); slots_[j] != nullptr; j = next(j)) {
+      const size_t k = home(slots_[j]);
+      const bool k_in_hole_to_j = i <= j ? (i < k && k <= j) : (i < k || k <= j);
+      if (!k_in_hole_to_j) {
+        slots_[i] = slots_[j];
+        i = j;
+      }
+    }
+    slots_[i] = nullptr;
+    --count_;
+    return true;
+  }
+
+ private:
+  size_t home(const void* p) const {
+    uint64_t x = reinterpret_cast<uintptr_t>(p);
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    return static_cast<size_t>(x) & (slots_.size() - 1);
+  }
+  size_t next(size_t i) const { return (i + 1) & (slots_.size() - 1); }
+  void grow() {
+    std::vector<const void*> old(slots_.empty() ? 16 : 2 * slots_.size(), nullptr);
+    old.swap(slots_);
+    count_ = 0;
+    for (const void* p : old) {
+      if (p != nullptr) insert(p);
+    }
+  }
+  std::vector<const void*> slots_;  // size 0 or a power of two; null = empty
+  size_t count_ = 0;
+};
+
 // Every handle this API gave out and that is not freed yet: a stale or foreign handle is an
-// error, never dereferenced.
+// error, never dereferenced. Handles are NDArrays in slots that are reused after MXNDArrayFree
+// (so creating and freeing a handle does not allocate once the pool is warm).
 struct LiveHandles {
+  struct alignas(NDArray) Slot {
+    unsigned char bytes[sizeof(NDArray)];
+  };
+  static constexpr size_t kSlotsPerBlock = 256;
+
   std::mutex mutex;
-  std::unordered_set<const void*> handles;
+  PointerSet handles;
+  std::vector<std::unique_ptr<Slot[]>> blocks;
+  std::vector<Slot*> free_slots;  // capacity: every slot, so returning one never allocates
+
+  Slot* take_slot() {
+    if (free_slots.empty()) {
+      free_slots.reserve((blocks.size() + 1) * kSlotsPerBlock);
+      blocks.push_back(std::make_unique<Slot[]>(kSlotsPerBlock));
+      Slot* block = blocks.back().get();
+      for (size_t i = kSlotsPerBlock; i-- > 0;) free_slots.push_back(block + i);
+    }
+    Slot* slot = free_slots.back();
+    free_slots.pop_back();
+    return slot;
+  }
 };
 LiveHandles& live() {
   static LiveHandles* instance = new LiveHandles;  // handles may be freed during static destruction
@@ -32,19 +115,71 @@ NDArray& array_of(NDArrayHandle handle, const char* function) {
   check_not_null(handle, function, "array handle");
   LiveHandles& l = live();
   std::lock_guard lock(l.mutex);
-  NANOMX_CHECK(l.handles.count(handle) != 0)
+  NANOMX_CHECK(l.handles.contains(handle))
       << function << ": " << handle
       << " is not a live NDArray handle (already freed, or not created by this library)";
   return *static_cast<NDArray*>(handle);
 }
 
-NDArrayHandle new_handle(NDArray array) {
-  auto* p = new NDArray(std::move(array));
+// As array_of for a list of handles under one lock: list[i] = the array of handles[i].
+template <class List>
+void arrays_of(const NDArrayHandle* handles, size_t n, const char* function, List& list) {
   LiveHandles& l = live();
   std::lock_guard lock(l.mutex);
-  l.handles.insert(p);
-  return p;
+  for (size_t i = 0; i < n; ++i) {
+    check_not_null(handles[i], function, "array handle");
+    NANOMX_CHECK(l.handles.contains(handles[i]))
+        << function << ": " << handles[i]
+        << " is not a live NDArray handle (already freed, or not created by this library)";
+    list[i] = *static_cast<const NDArray*>(handles[i]);
+  }
 }
+
+NDArrayHandle new_handle(NDArray array) {
+  LiveHandles& l = live();
+  std::lock_guard lock(l.mutex);
+  LiveHandles::Slot* slot = l.take_slot();
+  try {
+    l.handles.insert(slot);
+  } catch (...) {
+    l.free_slots.push_back(slot);
+    throw;
+  }
+  return new (slot) NDArray(std::move(array));
+}
+
+// Frees a handle; the array itself is released after the lock is dropped (that may push its
+// storage's deletion to the engine).
+void free_handle(NDArrayHandle handle) {
+  NDArray released;
+  {
+    LiveHandles& l = live();
+    std::lock_guard lock(l.mutex);
+    NANOMX_CHECK(l.handles.erase(handle))
+        << "MXNDArrayFree: " << handle
+        << " is not a live NDArray handle (already freed, or not created by this library)";
+    auto* array = static_cast<NDArray*>(handle);
+    released = std::move(*array);
+    array->~NDArray();
+    l.free_slots.push_back(static_cast<LiveHandles::Slot*>(handle));
+  }
+}
+
+// Up to N arrays on the stack, more on the heap: the array lists of one C call.
+template <size_t N>
+class ArrayList {
+ public:
+  explicit ArrayList(size_t n) : n_(n) {
+    if (n > N) heap_.resize(n);
+  }
+  NDArray& operator[](size_t i) { return n_ > N ? heap_[i] : inline_[i]; }
+  std::span<const NDArray> span() const { return {n_ > N ? heap_.data() : inline_.data(), n_}; }
+
+ private:
+  size_t n_;
+  std::array<NDArray, N> inline_;
+  std::vector<NDArray> heap_;
+};
 
 thread_local std::vector<int> shape_buffer;
 thread_local std::vector<int64_t> shape64_buffer;
@@ -55,7 +190,8 @@ thread_local std::vector<std::string> load_names;
 thread_local std::vector<const char*> load_name_pointers;
 thread_local std::vector<std::string> op_names;
 thread_local std::vector<const char*> op_name_pointers;
-thread_local std::vector<NDArrayHandle> invoke_handles;
+thread_local NDArrayHandle invoke_output = nullptr;  // trivial: no per-access TLS init check
+thread_local nanomx::ops::Attrs invoke_attrs;
 thread_local std::vector<const char*> info_names;
 thread_local std::vector<const char*> info_types;
 thread_local std::vector<const char*> info_descriptions;
@@ -86,14 +222,7 @@ int MXNDArrayCreateEx(const mx_uint* shape, mx_uint ndim, int dev_type, int dev_
 int MXNDArrayFree(NDArrayHandle handle) {
   NANOMX_API_BEGIN(MXNDArrayFree);
   if (handle == nullptr) return 0;  // as free(NULL)
-  {
-    LiveHandles& l = live();
-    std::lock_guard lock(l.mutex);
-    NANOMX_CHECK(l.handles.erase(handle) == 1)
-        << "MXNDArrayFree: " << handle
-        << " is not a live NDArray handle (already freed, or not created by this library)";
-  }
-  delete static_cast<NDArray*>(handle);
+  free_handle(handle);
   NANOMX_API_END();
 }
 
@@ -118,7 +247,7 @@ int MXNDArrayGetShapeEx64(NDArrayHandle handle, int* out_dim, const int64_t** ou
   const NDArray& a = array_of(handle, "MXNDArrayGetShapeEx64");
   check_not_null(out_dim, "MXNDArrayGetShapeEx64", "out_dim");
   check_not_null(out_pdata, "MXNDArrayGetShapeEx64", "out_pdata");
-  shape64_buffer = a.shape().dims();
+  shape64_buffer.assign(a.shape().begin(), a.shape().end());
   *out_dim = a.is_none() ? 0 : a.shape().ndim();
   *out_pdata = shape64_buffer.data();
   NANOMX_API_END();
@@ -343,26 +472,31 @@ int MXImperativeInvoke(AtomicSymbolCreator creator, int num_inputs, NDArrayHandl
     check_not_null(param_vals, "MXImperativeInvoke", "param_vals");
   }
   const auto& op = *static_cast<const nanomx::ops::Op*>(creator);
-  std::vector<NDArray> in;
-  for (int i = 0; i < num_inputs; ++i) in.push_back(array_of(inputs[i], "MXImperativeInvoke"));
-  nanomx::ops::Attrs attrs;
-  for (int i = 0; i < num_params; ++i) {
-    check_not_null(param_keys[i], "MXImperativeInvoke", "param key");
-    check_not_null(param_vals[i], "MXImperativeInvoke", "param value");
-    attrs.emplace_back(param_keys[i], param_vals[i]);
-  }
-  std::vector<NDArray> given;
-  if (*outputs != nullptr) {
-    for (int i = 0; i < *num_outputs; ++i) {
-      given.push_back(array_of((*outputs)[i], "MXImperativeInvoke"));
+  ArrayList<nanomx::ops::kMaxInputs> in(static_cast<size_t>(num_inputs));
+  arrays_of(inputs, static_cast<size_t>(num_inputs), "MXImperativeInvoke", in);
+  // The attribute list is kept per thread so that its strings' buffers are reused.
+  static const nanomx::ops::Attrs kNoAttrs;
+  const nanomx::ops::Attrs* attrs = &kNoAttrs;
+  if (num_params > 0) {
+    nanomx::ops::Attrs& kept = invoke_attrs;
+    kept.resize(static_cast<size_t>(num_params));
+    for (int i = 0; i < num_params; ++i) {
+      check_not_null(param_keys[i], "MXImperativeInvoke", "param key");
+      check_not_null(param_vals[i], "MXImperativeInvoke", "param value");
+      kept[i].first.assign(param_keys[i]);
+      kept[i].second.assign(param_vals[i]);
     }
+    attrs = &kept;
   }
-  std::vector<NDArray> results = nanomx::ops::invoke(op, in, attrs, given);
+  const size_t num_given = *outputs != nullptr ? static_cast<size_t>(std::max(*num_outputs, 0)) : 0;
+  ArrayList<1> given(num_given);
+  if (num_given > 0) arrays_of(*outputs, num_given, "MXImperativeInvoke", given);
+  NDArray result = nanomx::ops::invoke_one(op, in.span(), *attrs, given.span());
   if (*outputs == nullptr) {
-    invoke_handles.clear();
-    for (NDArray& r : results) invoke_handles.push_back(new_handle(std::move(r)));
-    *num_outputs = static_cast<int>(invoke_handles.size());
-    *outputs = invoke_handles.data();
+    NDArrayHandle* output = &invoke_output;
+    *output = new_handle(std::move(result));
+    *num_outputs = 1;
+    *outputs = output;
   }
   NANOMX_API_END();
 }

@@ -10,20 +10,33 @@ namespace nanomx {
 namespace detail {
 // Storage plus its engine variable. Destroying the last reference pushes DeleteVariable, which
 // frees the storage after every pending use.
-struct Chunk {
+struct Chunk : ChunkBase {
   storage::Block block;
   engine::VarHandle var = nullptr;
 
   Chunk(size_t bytes, Context ctx) : block(storage::allocate(bytes, ctx)) {
-    var = engine::Engine::get().new_variable();
-  }
-  ~Chunk() {
-    engine::Engine::get().delete_variable([block = block]() mutable { storage::release(block); },
-                                          block.ctx, var);
+    try {
+      var = engine::Engine::get().new_variable();
+    } catch (...) {
+      storage::release(block);
+      throw;
+    }
   }
   Chunk(const Chunk&) = delete;
   Chunk& operator=(const Chunk&) = delete;
 };
+
+void destroy_chunk(ChunkBase* base) noexcept {
+  auto* chunk = static_cast<Chunk*>(base);
+  engine::Engine::get().delete_variable(
+      [chunk] {
+        storage::release(chunk->block);
+        delete chunk;
+      },
+      chunk->block.ctx, chunk->var);
+}
+
+Chunk* ChunkRef::operator->() const { return static_cast<Chunk*>(chunk_); }
 }  // namespace detail
 
 NDArray::NDArray(Shape shape, Context ctx, DType dtype) : shape_(std::move(shape)), dtype_(dtype) {
@@ -33,7 +46,7 @@ NDArray::NDArray(Shape shape, Context ctx, DType dtype) : shape_(std::move(shape
   size_t bytes = 0;
   NANOMX_CHECK(!__builtin_mul_overflow(static_cast<size_t>(n), dtype_size(dtype), &bytes))
       << "NDArray: shape " << shape_ << " is too large";
-  chunk_ = std::make_shared<detail::Chunk>(bytes, ctx);
+  chunk_ = detail::ChunkRef(new detail::Chunk(bytes, ctx));
 }
 
 Context NDArray::ctx() const { return chunk_ ? chunk_->block.ctx : Context::cpu(0); }
@@ -66,7 +79,7 @@ NDArray NDArray::at(int64_t index) const {
   NANOMX_CHECK(0 <= index && index < shape_[0])
       << "at: index " << index << " out of bounds for shape " << shape_;
   NDArray view = slice(index, index + 1);
-  view.shape_.dims().erase(view.shape_.dims().begin());
+  view.shape_ = Shape(view.shape_.dims().subspan(1));
   if (view.shape_.ndim() == 0) view.shape_ = Shape{1};  // MXNet 1.x: at() of a 1-D array is (1,)
   return view;
 }

@@ -99,7 +99,7 @@ NDArray read_blob(Reader& in) {
       const size_t dim_at = in.pos();
       const int64_t d = in.get<int64_t>("shape dimension");
       if (d < 0) in.fail(dim_at, "negative shape dimension " + std::to_string(d));
-      shape.dims().push_back(d);
+      shape.push_back(d);
     }
   } else {
     // Legacy: the first word is the ndim of a uint32 shape.
@@ -112,7 +112,7 @@ NDArray read_blob(Reader& in) {
           }() + " (expected 0xF993FAC9, 0xF993FAC8 or a legacy ndim)");
     }
     for (uint32_t i = 0; i < magic; ++i) {
-      shape.dims().push_back(in.get<uint32_t>("shape dimension"));
+      shape.push_back(in.get<uint32_t>("shape dimension"));
     }
   }
   if (shape.ndim() == 0) return NDArray();  // a none array: the blob ends here

@@ -1,6 +1,7 @@
 #include "ops/registry.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
@@ -64,6 +65,9 @@ Op& Registry::add(Op op, std::vector<std::string> aliases) {
   Table& t = *building;
   auto owned = std::make_unique<Op>(std::move(op));
   Op* p = owned.get();
+  NANOMX_CHECK(p->inputs.size() <= kMaxInputs)
+      << "operator '" << p->name << "' has " << p->inputs.size() << " inputs (at most "
+      << kMaxInputs << ")";
   const std::string& engine_name = p->engine_name.empty() ? p->name : p->engine_name;
   p->engine_name = engine_name;
   p->engine_name_id = profiler::intern(p->engine_name);
@@ -248,7 +252,7 @@ Shape Params::get_shape(std::string_view key) const {
   return Shape(*dims);
 }
 
-std::string shape_list(const std::vector<NDArray>& in) {
+std::string shape_list(std::span<const NDArray> in) {
   std::ostringstream os;
   for (size_t i = 0; i < in.size(); ++i) os << (i ? ", " : "") << in[i].shape();
   return os.str();
@@ -277,12 +281,37 @@ Context parse_ctx(const Params& p) {
 
 // ---- invoke -------------------------------------------------------------------------------
 
-std::vector<NDArray> invoke(const Op& op, std::span<const NDArray> inputs, const Attrs& attrs,
-                            std::span<const NDArray> outputs) {
-  NANOMX_CHECK(inputs.size() == op.inputs.size())
-      << op.name << ": expected " << op.inputs.size() << " input(s), got " << inputs.size();
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    NANOMX_CHECK(!inputs[i].is_none())
+namespace {
+
+// What the engine runs: the kernel with its own references to the inputs (so their storage
+// outlives the call) and the output. Inputs are kept inline: an operator call allocates nothing
+// here beyond what the engine's std::function needs for this object.
+struct Launch {
+  Kernel kernel;
+  std::array<NDArray, kMaxInputs> in;
+  size_t num_in = 0;
+  NDArray out;
+  NDArray temp;  // not none when the kernel writes a temporary that is then copied to out
+
+  void operator()() const {
+    const std::span<const NDArray> inputs(in.data(), num_in);
+    if (temp.is_none()) {
+      kernel(inputs, out);
+      return;
+    }
+    kernel(inputs, temp);
+    if (out.nbytes()) std::memcpy(out.data(), temp.data(), out.nbytes());
+  }
+};
+
+}  // namespace
+
+NDArray invoke_one(const Op& op, std::span<const NDArray> in, const Attrs& attrs,
+                   std::span<const NDArray> outputs) {
+  NANOMX_CHECK(in.size() == op.inputs.size())
+      << op.name << ": expected " << op.inputs.size() << " input(s), got " << in.size();
+  for (size_t i = 0; i < in.size(); ++i) {
+    NANOMX_CHECK(!in[i].is_none())
         << op.name << ": input '" << op.inputs[i] << "' is a none array (no shape, never assigned)";
   }
   NANOMX_CHECK(outputs.size() <= 1)
@@ -290,10 +319,10 @@ std::vector<NDArray> invoke(const Op& op, std::span<const NDArray> inputs, const
   const NDArray* given = outputs.empty() ? nullptr : &outputs[0];
   NANOMX_CHECK(!given || !given->is_none())
       << op.name << ": output is a none array (no shape, never assigned)";
-  std::vector<NDArray> in(inputs.begin(), inputs.end());
   Params params(op, attrs);
   Plan plan = op.plan(params, in, given);
-  NDArray out;
+  Launch launch;
+  NDArray& out = launch.out;
   if (given) {
     NANOMX_CHECK(given->shape() == plan.shape && given->dtype() == plan.dtype)
         << op.name << ": output array has shape " << given->shape() << " and dtype "
@@ -302,9 +331,9 @@ std::vector<NDArray> invoke(const Op& op, std::span<const NDArray> inputs, const
     out = *given;
   } else {
     const Context ctx = in.empty() ? plan.ctx : in[0].ctx();
-    out = NDArray(plan.shape, ctx, plan.dtype);
+    out = NDArray(std::move(plan.shape), ctx, plan.dtype);
   }
-  Kernel kernel = std::move(plan.kernel);
+  launch.kernel = std::move(plan.kernel);
   // An input sharing the output's storage is safe only for in-place-capable kernels and only
   // when it is exactly the output; otherwise the kernel writes a temporary that is then copied.
   bool aliased = false;
@@ -314,32 +343,45 @@ std::vector<NDArray> invoke(const Op& op, std::span<const NDArray> inputs, const
         a.data() == out.data() && a.shape() == out.shape() && a.dtype() == out.dtype();
     aliased = aliased || !(op.inplace_ok && exact);
   }
-  NDArray target = out;
-  if (aliased) target = NDArray(out.shape(), out.ctx(), out.dtype());  // computed, then copied
+  if (aliased) launch.temp = NDArray(out.shape(), out.ctx(), out.dtype());
+  std::copy(in.begin(), in.end(), launch.in.begin());
+  launch.num_in = in.size();
 
-  std::vector<engine::VarHandle> reads;
-  reads.reserve(in.size());
-  for (const NDArray& a : in) reads.push_back(a.var());
-  std::vector<engine::VarHandle> writes = std::move(plan.extra_writes);
-  writes.push_back(out.var());
+  engine::VarHandle reads[kMaxInputs];
+  for (size_t i = 0; i < in.size(); ++i) reads[i] = in[i].var();
+  engine::VarHandle write_buffer[4];
+  std::span<const engine::VarHandle> writes;
+  std::vector<engine::VarHandle> write_heap;
+  if (plan.extra_writes.size() < std::size(write_buffer)) {
+    std::copy(plan.extra_writes.begin(), plan.extra_writes.end(), write_buffer);
+    write_buffer[plan.extra_writes.size()] = out.var();
+    writes = std::span(write_buffer, plan.extra_writes.size() + 1);
+  } else {
+    write_heap = std::move(plan.extra_writes);
+    write_heap.push_back(out.var());
+    writes = write_heap;
+  }
   engine::PushOptions options;
   options.name = op.engine_name.c_str();
   options.name_id = op.engine_name_id;
-  // Pointers into the inputs' heap buffer: still valid after `in` is moved into the kernel.
-  const Shape* in_shapes[8];
-  const Shape* out_shapes[] = {&out.shape()};
-  if (in.size() <= 8 && profiler::active(options.profile_mode)) {
+  // The engine copies the shapes during push, so pointers to the caller's arrays will do.
+  // `launch` is moved into the engine's function before push runs: point at `result` instead.
+  NDArray result = out;
+  const Shape* in_shapes[kMaxInputs];
+  const Shape* out_shapes[] = {&result.shape()};
+  if (profiler::active(options.profile_mode)) {
     for (size_t i = 0; i < in.size(); ++i) in_shapes[i] = &in[i].shape();
     options.input_shapes = std::span<const Shape* const>(in_shapes, in.size());
     options.output_shapes = out_shapes;
   }
-  engine::Engine::get().push(
-      [kernel = std::move(kernel), in = std::move(in), out, target, aliased] {
-        kernel(in, target);
-        if (aliased && out.nbytes()) std::memcpy(out.data(), target.data(), out.nbytes());
-      },
-      out.ctx(), reads, writes, options);
-  return {out};
+  const Context ctx = out.ctx();
+  engine::Engine::get().push(std::move(launch), ctx, std::span(reads, in.size()), writes, options);
+  return result;
+}
+
+std::vector<NDArray> invoke(const Op& op, std::span<const NDArray> inputs, const Attrs& attrs,
+                            std::span<const NDArray> outputs) {
+  return {invoke_one(op, inputs, attrs, outputs)};
 }
 
 std::vector<NDArray> invoke(std::string_view name, std::span<const NDArray> inputs,

@@ -3,6 +3,7 @@
 
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -38,7 +39,7 @@ class Params {
   const Attrs& attrs_;
 };
 
-using Kernel = std::function<void(const std::vector<NDArray>& in, const NDArray& out)>;
+using Kernel = std::function<void(std::span<const NDArray> in, const NDArray& out)>;
 
 struct Plan {
   Shape shape;
@@ -52,7 +53,10 @@ struct Plan {
 // Validates attributes and input shapes/dtypes, and says what to produce and how. `out` is the
 // output array when the caller gave one (null otherwise).
 using PlanFn =
-    std::function<Plan(const Params& p, const std::vector<NDArray>& in, const NDArray* out)>;
+    std::function<Plan(const Params& p, std::span<const NDArray> in, const NDArray* out)>;
+
+// The most inputs an operator may have (the engine operation keeps them inline).
+inline constexpr size_t kMaxInputs = 3;
 
 struct Op {
   std::string name = {};
@@ -80,7 +84,7 @@ void register_index_ops(Registry& r);
 void register_random_ops(Registry& r);
 
 // Shared helpers for kernels.
-std::string shape_list(const std::vector<NDArray>& in);
+std::string shape_list(std::span<const NDArray> in);
 // MXNet's Reshape shape inference (codes 0, -1, -2, -3, -4; `reverse` matches from the right).
 // Throws naming both shapes.
 Shape infer_reshape(const std::vector<int64_t>& spec, const Shape& src, bool reverse);

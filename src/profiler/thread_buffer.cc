@@ -1,9 +1,10 @@
 #include "profiler/thread_buffer.h"
 
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include <cstring>
+#include <cstdint>
 #include <new>
 
 namespace nanomx::profiler {
@@ -16,12 +17,58 @@ ChunkPool& chunk_pool() {
   return *pool;
 }
 
+namespace {
+
+constexpr size_t kSlabBytes = size_t{2} << 20;  // one transparent huge page on x86-64
+constexpr size_t kPageBytes = 4096;
+static_assert(kSlabBytes / sizeof(Chunk) == 16, "a slab holds 16 chunks");
+
+// A 2 MiB-aligned anonymous mapping of kSlabBytes, asked to be one huge page; null when the
+// system has no memory for it.
+char* map_slab() {
+  void* p =
+      mmap(nullptr, 2 * kSlabBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return nullptr;
+  const auto base = reinterpret_cast<uintptr_t>(p);
+  const uintptr_t aligned = (base + kSlabBytes - 1) & ~(kSlabBytes - 1);
+  if (aligned > base) munmap(p, aligned - base);
+  const uintptr_t end = base + 2 * kSlabBytes;
+  if (end > aligned + kSlabBytes) {
+    munmap(reinterpret_cast<void*>(aligned + kSlabBytes), end - (aligned + kSlabBytes));
+  }
+  auto* slab = reinterpret_cast<char*>(aligned);
+  madvise(slab, kSlabBytes, MADV_HUGEPAGE);  // advice only: 4 KiB pages work the same
+  return slab;
+}
+
+}  // namespace
+
+Chunk* ChunkPool::carve_locked() {
+  if (slab_left_ < sizeof(Chunk)) {
+    slab_next_ = map_slab();
+    if (!slab_next_) return nullptr;
+    slab_left_ = kSlabBytes;
+  }
+  Chunk* chunk = new (slab_next_) Chunk();
+  slab_next_ += sizeof(Chunk);
+  slab_left_ -= sizeof(Chunk);
+  // Touch every page now so that recording never takes a first-touch fault (with a huge page
+  // the first touch maps the whole slab).
+  auto* bytes = reinterpret_cast<volatile char*>(chunk->records);
+  for (size_t offset = 0; offset < sizeof(chunk->records); offset += kPageBytes) bytes[offset] = 0;
+  return chunk;
+}
+
 Chunk* ChunkPool::allocate_locked() {
   if (bound_chunks_ != 0 && allocated_ >= bound_chunks_) return nullptr;
-  Chunk* chunk = new (std::nothrow) Chunk();
-  if (!chunk) return nullptr;
-  // Touch every page now so that recording never takes a first-touch fault.
-  std::memset(static_cast<void*>(chunk->records), 0, sizeof(chunk->records));
+  Chunk* chunk = nullptr;
+  if (!spare_.empty()) {
+    chunk = spare_.back();
+    spare_.pop_back();
+  } else {
+    chunk = carve_locked();
+    if (!chunk) return nullptr;
+  }
   ++allocated_;
   return chunk;
 }
@@ -42,7 +89,7 @@ void ChunkPool::release(Chunk* chunk) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (bound_chunks_ != 0 && allocated_ > bound_chunks_) {  // the bound was lowered
     --allocated_;
-    delete chunk;
+    spare_.push_back(chunk);
     return;
   }
   free_.push_back(chunk);
@@ -61,7 +108,7 @@ void ChunkPool::set_bound(uint64_t max_bytes) {
   std::lock_guard<std::mutex> lock(mutex_);
   bound_chunks_ = max_bytes == 0 ? 0 : std::max<uint64_t>(1, max_bytes / sizeof(Chunk));
   while (bound_chunks_ != 0 && allocated_ > bound_chunks_ && !free_.empty()) {
-    delete free_.back();
+    spare_.push_back(free_.back());
     free_.pop_back();
     --allocated_;
   }

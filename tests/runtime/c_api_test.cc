@@ -174,6 +174,40 @@ TEST(CApiNDArray, FailuresReturnMinusOneWithAMessage) {
   EXPECT_EQ(MXNDArrayFree(nullptr), 0);
 }
 
+// Many live handles (the live-handle table grows and shifts entries on erase): each stays
+// usable until freed, and each freed one is rejected until its slot is handed out again.
+TEST(CApiNDArray, ManyHandlesFreedInMixedOrder) {
+  std::vector<NDArrayHandle> handles;
+  for (mx_uint i = 0; i < 2000; ++i)
+    handles.push_back(create({i % 7 + 1}, static_cast<int>(i % 2)));
+  std::vector<bool> freed(handles.size(), false);
+  for (size_t i = 0; i < handles.size(); i += 3) {
+    ASSERT_OK(MXNDArrayFree(handles[i]));
+    freed[i] = true;
+  }
+  for (size_t i = handles.size(); i-- > 0;) {
+    int dtype = -2;
+    if (freed[i]) {
+      EXPECT_EQ(MXNDArrayGetDType(handles[i], &dtype), -1) << i;
+      EXPECT_NE(std::string(MXGetLastError()).find("not a live NDArray handle"), std::string::npos);
+    } else {
+      ASSERT_OK(MXNDArrayGetDType(handles[i], &dtype));
+      EXPECT_EQ(dtype, static_cast<int>(i % 2)) << i;
+      int ndim = 0;
+      const int* dims = nullptr;
+      ASSERT_OK(MXNDArrayGetShapeEx(handles[i], &ndim, &dims));
+      ASSERT_EQ(ndim, 1);
+      EXPECT_EQ(dims[0], static_cast<int>(i % 7 + 1)) << i;
+    }
+  }
+  for (size_t i = 0; i < handles.size(); ++i) {
+    if (!freed[i]) {
+      ASSERT_OK(MXNDArrayFree(handles[i]));
+    }
+  }
+  EXPECT_EQ(MXNDArrayFree(handles[1]), -1);
+}
+
 TEST(CApiNDArray, ListsOperatorNames) {
   mx_uint n = 0;
   const char** names = nullptr;

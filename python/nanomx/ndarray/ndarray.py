@@ -57,27 +57,20 @@ def _as_shape(shape, what="shape"):
     return dims
 
 
-class NDArray(object):
+class NDArray(_LIB.NDArrayBase):
     """An n-dimensional array on a device, computed asynchronously by nanomx's engine.
 
     Reading values (asnumpy, asscalar, wait_to_read) waits for the operators that write them.
+    The handle, its release and the arithmetic operators (+, -, *, /, their reversed and
+    in-place forms, unary -) live in the C base type (python/src/ndarray_type.cc); they run
+    MXNet 1.x's operators: broadcast_add/sub/mul/div for two arrays, _plus_scalar,
+    _minus_scalar, _rminus_scalar, _mul_scalar, _div_scalar, _rdiv_scalar with a number.
+    NDArray(handle, writable=True) wraps a handle from the C API (or None).
     """
 
-    __slots__ = ("handle", "writable", "__weakref__")
+    __slots__ = ("__weakref__",)
     # Makes numpy defer to NDArray in mixed expressions (np.float32(2) * nd).
     __array_priority__ = 1000.0
-
-    def __init__(self, handle, writable=True):
-        if handle is not None and not isinstance(handle, int):
-            raise TypeError("NDArray(handle): handle must be an int from the C API or None")
-        self.handle = handle
-        self.writable = writable
-
-    def __del__(self, _free=_LIB.free):
-        handle = getattr(self, "handle", None)
-        if handle:
-            self.handle = None
-            _free(handle)
 
     # ---- pickling: MXNDArraySaveRawBytes / MXNDArrayLoadFromRawBytes ----------------------
     def __reduce__(self):
@@ -304,63 +297,21 @@ class NDArray(object):
                     ("scalar", "begin", "end", "step"), (str(float(value)), begin, end, step),
                     out=self)
             return
+        # The value matches the region as numpy sees it (int-indexed axes dropped); the
+        # operator wants it with those axes kept as size 1.
         if isinstance(value, NDArray):
             if value.shape != plan.sliced_shape:
-                if value.size == _prod(plan.sliced_shape):
-                    value = value.reshape(plan.sliced_shape)
-                else:
-                    value = value.broadcast_to(plan.sliced_shape)
+                if value.shape != plan.result_shape:
+                    value = value.broadcast_to(plan.result_shape)
+                value = value.reshape(plan.sliced_shape)
         else:
-            value = array(_host_value(value, self.dtype, plan.sliced_shape), ctx=self.context,
-                          dtype=self.dtype)
+            host = _host_value(value, self.dtype, plan.result_shape)
+            value = array(host.reshape(plan.sliced_shape), ctx=self.context, dtype=self.dtype)
         _invoke(_op_handle("_slice_assign"), (self, value), ("begin", "end", "step"),
                 (begin, end, step), out=self)
 
-    # ---- arithmetic (MXNet 1.x's op names) ---------------------------------------------------
-    def __add__(self, other):
-        return _binary(self, other, "broadcast_add", "_plus_scalar")
-
-    __radd__ = __add__
-
-    def __sub__(self, other):
-        return _binary(self, other, "broadcast_sub", "_minus_scalar")
-
-    def __rsub__(self, other):
-        return _binary(self, other, None, "_rminus_scalar")
-
-    def __mul__(self, other):
-        return _binary(self, other, "broadcast_mul", "_mul_scalar")
-
-    __rmul__ = __mul__
-
-    def __truediv__(self, other):
-        return _binary(self, other, "broadcast_div", "_div_scalar")
-
-    def __rtruediv__(self, other):
-        return _binary(self, other, None, "_rdiv_scalar")
-
-    __div__ = __truediv__
-    __rdiv__ = __rtruediv__
-
-    def __neg__(self):
-        return _invoke(_op_handle("_mul_scalar"), (self,), ("scalar",), ("-1.0",))
-
     def __pos__(self):
         return self
-
-    def __iadd__(self, other):
-        return _binary(self, other, "broadcast_add", "_plus_scalar", out=self)
-
-    def __isub__(self, other):
-        return _binary(self, other, "broadcast_sub", "_minus_scalar", out=self)
-
-    def __imul__(self, other):
-        return _binary(self, other, "broadcast_mul", "_mul_scalar", out=self)
-
-    def __itruediv__(self, other):
-        return _binary(self, other, "broadcast_div", "_div_scalar", out=self)
-
-    __idiv__ = __itruediv__
 
     # ---- operator methods ---------------------------------------------------------------------
     def slice(self, *args, **kwargs):
@@ -416,41 +367,13 @@ def _op_handle(name):
     return handle
 
 
-def _new(handle, _object_new=object.__new__, _cls=NDArray):
-    """Wraps a handle the C API just gave out (the new NDArray owns it)."""
-    array = _object_new(_cls)
-    array.handle = handle
-    array.writable = True
-    return array
+_new = _LIB.wrap  # a new NDArray owning a handle the C API just gave out
 
 
 def _invoke(op, inputs, keys=(), vals=(), out=None):
-    """MXImperativeInvoke: new outputs (one NDArray, or a list) or written into `out`."""
-    handles = [x.handle for x in inputs]
-    if out is None:
-        result = _LIB.invoke(op, handles, keys, vals, None)
-        if len(result) == 1:
-            return _new(result[0])
-        return [_new(h) for h in result]
-    if isinstance(out, NDArray):
-        _LIB.invoke(op, handles, keys, vals, (out.handle,))
-    else:
-        _LIB.invoke(op, handles, keys, vals, [o.handle for o in out])
-    return out
-
-
-def _binary(lhs, rhs, array_op, scalar_op, out=None):
-    """lhs <op> rhs with an NDArray lhs: the broadcast op for two arrays, the scalar op (its
-    `scalar` as a float) for a number."""
-    if out is not None and not out.writable:
-        raise ValueError("trying to write into a readonly NDArray")
-    if isinstance(rhs, NDArray):
-        if array_op is None:  # reversed forms only meet numbers
-            return NotImplemented
-        return _invoke(_op_handle(array_op), (lhs, rhs), out=out)
-    if isinstance(rhs, numeric_types):
-        return _invoke(_op_handle(scalar_op), (lhs,), ("scalar",), (str(float(rhs)),), out=out)
-    return NotImplemented
+    """MXImperativeInvoke: the new result (an NDArray, or a list for several outputs), or
+    `out` (an NDArray or a list of them) written and returned."""
+    return _LIB.invoke(op, inputs, keys, vals, out)
 
 
 def _prod(shape):
@@ -660,34 +583,31 @@ def onehot_encode(indices, out):
     return _invoke(_op_handle("_onehot_encode"), (indices, out), out=out)
 
 
-def _ufunc(lhs, rhs, array_op, scalar_op, rscalar_op, python_op):
-    if isinstance(lhs, NDArray):
-        result = _binary(lhs, rhs, array_op, scalar_op)
-    elif isinstance(rhs, NDArray) and isinstance(lhs, numeric_types):
-        result = _binary(rhs, lhs, None, rscalar_op)
-    elif isinstance(lhs, numeric_types) and isinstance(rhs, numeric_types):
-        return python_op(lhs, rhs)
-    else:
-        result = NotImplemented
-    if result is NotImplemented:
+def _ufunc(lhs, rhs, python_op):
+    """lhs <op> rhs for NDArrays and numbers (the NDArray operators decide which operator)."""
+    if not (isinstance(lhs, (NDArray,) + numeric_types)
+            and isinstance(rhs, (NDArray,) + numeric_types)):
         raise TypeError("unsupported operand types: %s and %s"
                         % (type(lhs).__name__, type(rhs).__name__))
-    return result
+    return python_op(lhs, rhs)
 
 
 def add(lhs, rhs):
     """lhs + rhs, element-wise with broadcasting (NDArrays or numbers)."""
-    return _ufunc(lhs, rhs, "broadcast_add", "_plus_scalar", "_plus_scalar", operator.add)
+    return _ufunc(lhs, rhs, operator.add)
 
 
 def subtract(lhs, rhs):
-    return _ufunc(lhs, rhs, "broadcast_sub", "_minus_scalar", "_rminus_scalar", operator.sub)
+    return _ufunc(lhs, rhs, operator.sub)
 
 
 def multiply(lhs, rhs):
-    return _ufunc(lhs, rhs, "broadcast_mul", "_mul_scalar", "_mul_scalar", operator.mul)
+    return _ufunc(lhs, rhs, operator.mul)
 
 
 def divide(lhs, rhs):
-    return _ufunc(lhs, rhs, "broadcast_div", "_div_scalar", "_rdiv_scalar", operator.truediv)
+    return _ufunc(lhs, rhs, operator.truediv)
 
+
+
+_LIB.set_ndarray_class(NDArray, numeric_types)

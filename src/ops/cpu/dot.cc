@@ -79,7 +79,7 @@ void dot_kernel(const NDArray& a, const NDArray& b, const NDArray& out, const Do
   }
 }
 
-Plan plan_dot(const Params& p, const std::vector<NDArray>& in, const NDArray*) {
+Plan plan_dot(const Params& p, std::span<const NDArray> in, const NDArray*) {
   const Shape &sa = in[0].shape(), &sb = in[1].shape();
   const bool ta = p.get_bool("transpose_a", false), tb = p.get_bool("transpose_b", false);
   NANOMX_CHECK(in[0].dtype() == in[1].dtype())
@@ -111,7 +111,7 @@ Plan plan_dot(const Params& p, const std::vector<NDArray>& in, const NDArray*) {
   Plan plan;
   plan.shape = Shape(out);
   plan.dtype = in[0].dtype();
-  plan.kernel = [d](const std::vector<NDArray>& in, const NDArray& out) {
+  plan.kernel = [d](std::span<const NDArray> in, const NDArray& out) {
     dot_kernel(in[0], in[1], out, d);
   };
   return plan;

@@ -71,16 +71,16 @@ inline T apply(T a, T b) {
 
 Shape broadcast_shape(const std::string& op, const Shape& a, const Shape& b) {
   const int nd = std::max(a.ndim(), b.ndim());
-  std::vector<int64_t> out(static_cast<size_t>(nd));
+  Shape out;
   for (int i = 0; i < nd; ++i) {
     const int ia = i - (nd - a.ndim()), ib = i - (nd - b.ndim());
     const int64_t da = ia >= 0 ? a[ia] : 1, db = ib >= 0 ? b[ib] : 1;
     NANOMX_CHECK(da == db || da == 1 || db == 1)
         << op << ": shapes of 'lhs' " << a << " and 'rhs' " << b
         << " cannot be broadcast together (axis " << i << ": " << da << " vs " << db << ")";
-    out[static_cast<size_t>(i)] = da == 1 ? db : da;
+    out.push_back(da == 1 ? db : da);
   }
-  return Shape(out);
+  return out;
 }
 
 // Strides of `in` (right-aligned) over the broadcast output shape; 0 on broadcast axes.
@@ -95,7 +95,7 @@ std::vector<int64_t> broadcast_strides(const Shape& in, const Shape& out) {
 }
 
 template <typename F>
-Plan plan_binary(const Params& p, const std::vector<NDArray>& in, const NDArray*) {
+Plan plan_binary(const Params& p, std::span<const NDArray> in, const NDArray*) {
   const NDArray &a = in[0], &b = in[1];
   NANOMX_CHECK(a.dtype() == b.dtype())
       << p.op() << ": 'lhs' has dtype " << dtype_name(a.dtype()) << " but 'rhs' has "
@@ -103,7 +103,7 @@ Plan plan_binary(const Params& p, const std::vector<NDArray>& in, const NDArray*
   Plan plan;
   plan.shape = broadcast_shape(p.op(), a.shape(), b.shape());
   plan.dtype = a.dtype();
-  plan.kernel = [](const std::vector<NDArray>& in, const NDArray& out) {
+  plan.kernel = [](std::span<const NDArray> in, const NDArray& out) {
     dispatch_dtype(out.dtype(), [&](auto tag) {
       using T = decltype(tag);
       const T* x = in[0].data_as<T>();
@@ -134,12 +134,12 @@ Plan plan_binary(const Params& p, const std::vector<NDArray>& in, const NDArray*
 
 // Scalar ops: the scalar is cast to the array's dtype first (as MXNet). `reversed`: s op x.
 template <typename F, bool reversed>
-Plan plan_scalar(const Params& p, const std::vector<NDArray>& in, const NDArray*) {
+Plan plan_scalar(const Params& p, std::span<const NDArray> in, const NDArray*) {
   const double scalar = p.get_float("scalar");
   Plan plan;
   plan.shape = in[0].shape();
   plan.dtype = in[0].dtype();
-  plan.kernel = [scalar](const std::vector<NDArray>& in, const NDArray& out) {
+  plan.kernel = [scalar](std::span<const NDArray> in, const NDArray& out) {
     dispatch_dtype(out.dtype(), [&](auto tag) {
       using T = decltype(tag);
       const T s = from_double<T>(scalar);
@@ -155,11 +155,11 @@ Plan plan_scalar(const Params& p, const std::vector<NDArray>& in, const NDArray*
 enum class Unary { kNegative, kSqrt, kSquare };
 
 template <Unary U>
-Plan plan_unary(const Params&, const std::vector<NDArray>& in, const NDArray*) {
+Plan plan_unary(const Params&, std::span<const NDArray> in, const NDArray*) {
   Plan plan;
   plan.shape = in[0].shape();
   plan.dtype = in[0].dtype();
-  plan.kernel = [](const std::vector<NDArray>& in, const NDArray& out) {
+  plan.kernel = [](std::span<const NDArray> in, const NDArray& out) {
     dispatch_dtype(out.dtype(), [&](auto tag) {
       using T = decltype(tag);
       const T* x = in[0].data_as<T>();
@@ -181,13 +181,13 @@ Plan plan_unary(const Params&, const std::vector<NDArray>& in, const NDArray*) {
   return plan;
 }
 
-Plan plan_clip(const Params& p, const std::vector<NDArray>& in, const NDArray*) {
+Plan plan_clip(const Params& p, std::span<const NDArray> in, const NDArray*) {
   const double lo = p.get_float("a_min"), hi = p.get_float("a_max");
   NANOMX_CHECK(!(lo > hi)) << "clip: a_min (" << lo << ") is greater than a_max (" << hi << ")";
   Plan plan;
   plan.shape = in[0].shape();
   plan.dtype = in[0].dtype();
-  plan.kernel = [lo, hi](const std::vector<NDArray>& in, const NDArray& out) {
+  plan.kernel = [lo, hi](std::span<const NDArray> in, const NDArray& out) {
     dispatch_dtype(out.dtype(), [&](auto tag) {
       using T = decltype(tag);
       using C = compute_t<T>;
@@ -210,7 +210,7 @@ Plan plan_clip(const Params& p, const std::vector<NDArray>& in, const NDArray*) 
 }
 
 Kernel convert_kernel() {
-  return [](const std::vector<NDArray>& in, const NDArray& out) {
+  return [](std::span<const NDArray> in, const NDArray& out) {
     if (in[0].dtype() == out.dtype()) {
       if (out.nbytes()) std::memmove(out.data(), in[0].data(), out.nbytes());
       return;
@@ -228,7 +228,7 @@ Kernel convert_kernel() {
   };
 }
 
-Plan plan_cast(const Params& p, const std::vector<NDArray>& in, const NDArray*) {
+Plan plan_cast(const Params& p, std::span<const NDArray> in, const NDArray*) {
   NANOMX_CHECK(p.has("dtype")) << "Cast: required attribute 'dtype' is missing";
   Plan plan;
   plan.shape = in[0].shape();
@@ -238,7 +238,7 @@ Plan plan_cast(const Params& p, const std::vector<NDArray>& in, const NDArray*) 
 }
 
 // _copyto: into the given output (converting the dtype) or a new array of the same dtype.
-Plan plan_copyto(const Params&, const std::vector<NDArray>& in, const NDArray* out) {
+Plan plan_copyto(const Params&, std::span<const NDArray> in, const NDArray* out) {
   Plan plan;
   plan.shape = in[0].shape();
   plan.dtype = out ? out->dtype() : in[0].dtype();
@@ -257,7 +257,7 @@ Plan plan_fill(const Params& p, double value, const NDArray* out) {
   plan.shape = p.has("shape") || !out ? p.get_shape("shape") : out->shape();
   plan.dtype = p.get_dtype("dtype", out && !p.has("shape") ? out->dtype() : DType::kFloat32);
   plan.ctx = parse_ctx(p);
-  plan.kernel = [value](const std::vector<NDArray>&, const NDArray& out) {
+  plan.kernel = [value](std::span<const NDArray>, const NDArray& out) {
     dispatch_dtype(out.dtype(), [&](auto tag) {
       using T = decltype(tag);
       const T v = from_double<T>(value);
@@ -306,19 +306,19 @@ void register_elemwise_ops(Registry& r) {
   r.add({.name = "_full",
          .inputs = {},
          .keys = {"shape", "dtype", "value", "ctx"},
-         .plan = [](const Params& p, const std::vector<NDArray>&, const NDArray* out) {
+         .plan = [](const Params& p, std::span<const NDArray>, const NDArray* out) {
            return plan_fill(p, p.get_float("value"), out);
          }});
   r.add({.name = "_zeros",
          .inputs = {},
          .keys = {"shape", "dtype", "ctx"},
-         .plan = [](const Params& p, const std::vector<NDArray>&, const NDArray* out) {
+         .plan = [](const Params& p, std::span<const NDArray>, const NDArray* out) {
            return plan_fill(p, 0.0, out);
          }});
   r.add({.name = "_ones",
          .inputs = {},
          .keys = {"shape", "dtype", "ctx"},
-         .plan = [](const Params& p, const std::vector<NDArray>&, const NDArray* out) {
+         .plan = [](const Params& p, std::span<const NDArray>, const NDArray* out) {
            return plan_fill(p, 1.0, out);
          }});
 }

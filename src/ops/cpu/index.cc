@@ -16,7 +16,7 @@ int64_t index_value(T v) {
   return std::isfinite(d) ? static_cast<int64_t>(d) : INT64_MIN;
 }
 
-Plan plan_pick(const Params& p, const std::vector<NDArray>& in, const NDArray*) {
+Plan plan_pick(const Params& p, std::span<const NDArray> in, const NDArray*) {
   const Shape &data = in[0].shape(), &index = in[1].shape();
   NANOMX_CHECK(data.ndim() >= 1) << "pick: 'data' of shape " << data << " has no axis";
   const int axis = normalize_axis(p.get_int("axis", -1), data.ndim(), "pick");
@@ -29,7 +29,7 @@ Plan plan_pick(const Params& p, const std::vector<NDArray>& in, const NDArray*) 
     if (i != axis) removed.push_back(data[i]);
     kept.push_back(i == axis ? 1 : data[i]);
   }
-  NANOMX_CHECK(index.dims() == removed || index.dims() == kept)
+  NANOMX_CHECK(index == Shape(removed) || index == Shape(kept))
       << "pick: 'index' has shape " << index << " but 'data' " << data << " along axis " << axis
       << " needs " << Shape(removed) << " (or " << Shape(kept) << ")";
   Plan plan;
@@ -40,7 +40,7 @@ Plan plan_pick(const Params& p, const std::vector<NDArray>& in, const NDArray*) 
   for (int i = axis + 1; i < data.ndim(); ++i) inner *= data[i];
   const int64_t len = data[axis];
   const bool wrap = mode == "wrap";
-  plan.kernel = [outer, inner, len, wrap](const std::vector<NDArray>& in, const NDArray& out) {
+  plan.kernel = [outer, inner, len, wrap](std::span<const NDArray> in, const NDArray& out) {
     if (out.size() == 0) return;
     NANOMX_CHECK(len > 0) << "pick: cannot pick from an empty axis";
     dispatch_dtype(in[1].dtype(), [&](auto itag) {
@@ -63,7 +63,7 @@ Plan plan_pick(const Params& p, const std::vector<NDArray>& in, const NDArray*) 
   return plan;
 }
 
-Plan plan_fill_element(const Params&, const std::vector<NDArray>& in, const NDArray*) {
+Plan plan_fill_element(const Params&, std::span<const NDArray> in, const NDArray*) {
   const Shape &lhs = in[0].shape(), &mhs = in[1].shape(), &rhs = in[2].shape();
   NANOMX_CHECK(lhs.ndim() == 2 && mhs.ndim() == 1 && rhs.ndim() == 1 && mhs[0] == lhs[0] &&
                rhs[0] == lhs[0])
@@ -75,7 +75,7 @@ Plan plan_fill_element(const Params&, const std::vector<NDArray>& in, const NDAr
   Plan plan;
   plan.shape = lhs;
   plan.dtype = in[0].dtype();
-  plan.kernel = [](const std::vector<NDArray>& in, const NDArray& out) {
+  plan.kernel = [](std::span<const NDArray> in, const NDArray& out) {
     const int64_t rows = in[0].shape()[0], cols = in[0].shape()[1];
     if (out.data() != in[0].data() && out.nbytes()) {
       std::memmove(out.data(), in[0].data(), out.nbytes());
@@ -100,7 +100,7 @@ Plan plan_fill_element(const Params&, const std::vector<NDArray>& in, const NDAr
   return plan;
 }
 
-Plan plan_onehot(const Params&, const std::vector<NDArray>& in, const NDArray*) {
+Plan plan_onehot(const Params&, std::span<const NDArray> in, const NDArray*) {
   const Shape &idx = in[0].shape(), &out = in[1].shape();
   NANOMX_CHECK(idx.ndim() == 1 && out.ndim() == 2 && idx[0] == out[0])
       << "_onehot_encode: expected 'lhs' (indices) of shape (N,) and 'rhs' (out) of shape (N, M), "
@@ -110,7 +110,7 @@ Plan plan_onehot(const Params&, const std::vector<NDArray>& in, const NDArray*) 
   Plan plan;
   plan.shape = out;
   plan.dtype = in[1].dtype();
-  plan.kernel = [](const std::vector<NDArray>& in, const NDArray& out) {
+  plan.kernel = [](std::span<const NDArray> in, const NDArray& out) {
     const int64_t rows = out.shape()[0], cols = out.shape()[1];
     dispatch_dtype(in[0].dtype(), [&](auto itag) {
       using I = decltype(itag);

@@ -3,6 +3,7 @@
 
 #include <array>
 #include <cstdint>
+#include <span>
 #include <type_traits>
 #include <vector>
 
@@ -15,7 +16,7 @@ namespace nanomx::ops::cpu {
 // element strides (0 = broadcast, negative = reversed) and base offset:
 // f(offsets, row_length, row_strides). Nothing is visited when the space is empty.
 template <size_t N, class F>
-void for_each_row(const std::vector<int64_t>& shape,
+void for_each_row(std::span<const int64_t> shape,
                   const std::array<std::vector<int64_t>, N>& strides, std::array<int64_t, N> base,
                   F&& f) {
   for (int64_t d : shape) {

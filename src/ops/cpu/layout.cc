@@ -9,7 +9,7 @@
 namespace nanomx::ops {
 // MXNet's Reshape codes: 0 copy a dim, -1 infer, -2 copy the rest, -3 merge two, -4 split one.
 Shape infer_reshape(const std::vector<int64_t>& spec_in, const Shape& src_shape, bool reverse) {
-  std::vector<int64_t> spec = spec_in, src = src_shape.dims();
+  std::vector<int64_t> spec = spec_in, src = src_shape.to_vector();
   if (reverse) {
     std::reverse(spec.begin(), spec.end());
     std::reverse(src.begin(), src.end());
@@ -179,20 +179,20 @@ Plan gather_plan(const NDArray& input, Shape shape, std::vector<int64_t> strides
   Plan plan;
   plan.shape = std::move(shape);
   plan.dtype = input.dtype();
-  plan.kernel = [strides = std::move(strides), base](const std::vector<NDArray>& in,
+  plan.kernel = [strides = std::move(strides), base](std::span<const NDArray> in,
                                                      const NDArray& out) {
     gather(in[0], strides, base, out);
   };
   return plan;
 }
 
-Plan plan_slice(const Params& p, const std::vector<NDArray>& in, const NDArray*) {
+Plan plan_slice(const Params& p, std::span<const NDArray> in, const NDArray*) {
   const Region r = slice_region(p, in[0].shape(), "data");
   auto [strides, base] = region_strides(in[0].shape(), r);
   return gather_plan(in[0], r.shape(), std::move(strides), base);
 }
 
-Plan plan_slice_axis(const Params& p, const std::vector<NDArray>& in, const NDArray*) {
+Plan plan_slice_axis(const Params& p, std::span<const NDArray> in, const NDArray*) {
   const Shape& shape = in[0].shape();
   const int axis = normalize_axis(p.get_int("axis"), shape.ndim(), "slice_axis");
   auto begin = p.get_tuple("begin");
@@ -214,7 +214,7 @@ void copy_if_distinct(const NDArray& src, const NDArray& out) {
 
 // _slice_assign(lhs, rhs, begin, end, step): a copy of lhs (or lhs itself, with out=lhs) whose
 // region is replaced by rhs (exactly the region's shape).
-Plan plan_slice_assign(const Params& p, const std::vector<NDArray>& in, const NDArray*) {
+Plan plan_slice_assign(const Params& p, std::span<const NDArray> in, const NDArray*) {
   const Region r = slice_region(p, in[0].shape(), "lhs");
   NANOMX_CHECK(in[1].shape() == r.shape())
       << "_slice_assign: 'rhs' has shape " << in[1].shape() << " but the slice of 'lhs' "
@@ -225,7 +225,7 @@ Plan plan_slice_assign(const Params& p, const std::vector<NDArray>& in, const ND
   Plan plan;
   plan.shape = in[0].shape();
   plan.dtype = in[0].dtype();
-  plan.kernel = [r](const std::vector<NDArray>& in, const NDArray& out) {
+  plan.kernel = [r](std::span<const NDArray> in, const NDArray& out) {
     copy_if_distinct(in[0], out);
     auto [strides, base] = region_strides(out.shape(), r);
     cpu::dispatch_size(dtype_size(out.dtype()), [&](auto tag) {
@@ -243,13 +243,13 @@ Plan plan_slice_assign(const Params& p, const std::vector<NDArray>& in, const ND
   return plan;
 }
 
-Plan plan_slice_assign_scalar(const Params& p, const std::vector<NDArray>& in, const NDArray*) {
+Plan plan_slice_assign_scalar(const Params& p, std::span<const NDArray> in, const NDArray*) {
   const Region r = slice_region(p, in[0].shape(), "data");
   const double scalar = p.get_float("scalar", 0.0);
   Plan plan;
   plan.shape = in[0].shape();
   plan.dtype = in[0].dtype();
-  plan.kernel = [r, scalar](const std::vector<NDArray>& in, const NDArray& out) {
+  plan.kernel = [r, scalar](std::span<const NDArray> in, const NDArray& out) {
     copy_if_distinct(in[0], out);
     auto [strides, base] = region_strides(out.shape(), r);
     dispatch_dtype(out.dtype(), [&](auto tag) {
@@ -267,7 +267,7 @@ Plan plan_slice_assign_scalar(const Params& p, const std::vector<NDArray>& in, c
   return plan;
 }
 
-Plan plan_broadcast_to(const Params& p, const std::vector<NDArray>& in, const NDArray*) {
+Plan plan_broadcast_to(const Params& p, std::span<const NDArray> in, const NDArray*) {
   const Shape& src = in[0].shape();
   auto target = p.get_ints("shape");
   NANOMX_CHECK(target) << "broadcast_to: required attribute 'shape' is missing";
@@ -287,7 +287,7 @@ Plan plan_broadcast_to(const Params& p, const std::vector<NDArray>& in, const ND
   return gather_plan(in[0], out, std::move(strides), 0);
 }
 
-Plan plan_transpose(const Params& p, const std::vector<NDArray>& in, const NDArray*) {
+Plan plan_transpose(const Params& p, std::span<const NDArray> in, const NDArray*) {
   const Shape& src = in[0].shape();
   const int nd = src.ndim();
   std::vector<int64_t> axes;
@@ -315,7 +315,7 @@ Plan plan_transpose(const Params& p, const std::vector<NDArray>& in, const NDArr
   return gather_plan(in[0], Shape(dims), std::move(strides), 0);
 }
 
-Plan plan_reverse(const Params& p, const std::vector<NDArray>& in, const NDArray*) {
+Plan plan_reverse(const Params& p, std::span<const NDArray> in, const NDArray*) {
   const Shape& src = in[0].shape();
   auto axes = p.get_ints("axis");
   NANOMX_CHECK(axes) << "reverse: required attribute 'axis' is missing";
@@ -332,13 +332,13 @@ Plan plan_reverse(const Params& p, const std::vector<NDArray>& in, const NDArray
   return gather_plan(in[0], src, std::move(strides), base);
 }
 
-Plan plan_reshape(const Params& p, const std::vector<NDArray>& in, const NDArray*) {
+Plan plan_reshape(const Params& p, std::span<const NDArray> in, const NDArray*) {
   auto spec = p.get_ints("shape");
   NANOMX_CHECK(spec) << "Reshape: required attribute 'shape' is missing";
   Plan plan;
   plan.shape = infer_reshape(*spec, in[0].shape(), p.get_bool("reverse", false));
   plan.dtype = in[0].dtype();
-  plan.kernel = [](const std::vector<NDArray>& in, const NDArray& out) {
+  plan.kernel = [](std::span<const NDArray> in, const NDArray& out) {
     copy_if_distinct(in[0], out);
   };
   return plan;

@@ -29,7 +29,7 @@ double uniform01(std::mt19937_64& g) { return static_cast<double>(g() >> 11) * 0
 enum class Distribution { kUniform, kNormal };
 
 template <Distribution D>
-Plan plan_random(const Params& p, const std::vector<NDArray>&, const NDArray* given) {
+Plan plan_random(const Params& p, std::span<const NDArray>, const NDArray* given) {
   const char* op = D == Distribution::kUniform ? "_random_uniform" : "_random_normal";
   const double a = D == Distribution::kUniform ? p.get_float("low", 0.0) : p.get_float("loc", 0.0);
   const double b =
@@ -49,7 +49,7 @@ Plan plan_random(const Params& p, const std::vector<NDArray>&, const NDArray* gi
   plan.ctx = parse_ctx(p);
   RandomState* state = &random_state();
   plan.extra_writes.push_back(state->var);
-  plan.kernel = [a, b, state](const std::vector<NDArray>&, const NDArray& out) {
+  plan.kernel = [a, b, state](std::span<const NDArray>, const NDArray& out) {
     dispatch_dtype(out.dtype(), [&](auto tag) {
       using T = decltype(tag);
       T* o = out.data_as<T>();

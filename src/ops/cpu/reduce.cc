@@ -182,7 +182,7 @@ void reduce_kernel(const NDArray& in, const NDArray& out, const ReduceSpec& spec
 }
 
 template <Reducer R>
-Plan plan_reduce(const Params& p, const std::vector<NDArray>& in, const NDArray*) {
+Plan plan_reduce(const Params& p, std::span<const NDArray> in, const NDArray*) {
   ReduceSpec spec = reduce_spec(p, in[0].shape());
   if constexpr (R == Reducer::kMax || R == Reducer::kMin) {
     NANOMX_CHECK(in[0].size() > 0 || spec.out.size() == 0)
@@ -192,14 +192,14 @@ Plan plan_reduce(const Params& p, const std::vector<NDArray>& in, const NDArray*
   Plan plan;
   plan.shape = spec.out;
   plan.dtype = in[0].dtype();
-  plan.kernel = [spec](const std::vector<NDArray>& in, const NDArray& out) {
+  plan.kernel = [spec](std::span<const NDArray> in, const NDArray& out) {
     dispatch_dtype(out.dtype(),
                    [&](auto tag) { reduce_kernel<R, decltype(tag)>(in[0], out, spec); });
   };
   return plan;
 }
 
-Plan plan_norm(const Params& p, const std::vector<NDArray>& in, const NDArray* out) {
+Plan plan_norm(const Params& p, std::span<const NDArray> in, const NDArray* out) {
   const int64_t ord = p.get_int("ord", 2);
   NANOMX_CHECK(ord == 1 || ord == 2) << "norm: attribute 'ord' = " << ord << " (valid: 1, 2)";
   return ord == 1 ? plan_reduce<Reducer::kNorm1>(p, in, out)

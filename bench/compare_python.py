@@ -1,0 +1,206 @@
+#!/usr/bin/env python3
+"""nanomx from Python beside numpy and torch, measured in one run (README's Python table).
+
+    PYTHONPATH=python /usr/bin/python3 bench/compare_python.py [--quick]
+
+Rows: a 10-element add per call, a 1000-element add, dot of two 512x512 float32 matrices, and
+what profiling adds per op (nanomx's operator profiling, and everything on, beside
+torch.profiler.profile() around the same loop). nanomx's times include running the op: each
+loop ends with mx.nd.waitall(), and the time is divided by the ops in the loop. Each figure is
+the best of several repetitions (a shared 2-core VM is noisy; the best is the least disturbed).
+torch is Debian's python3-torch (install it for this benchmark only); without it those columns
+say "n/a".
+"""
+import argparse
+import os
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "python"))
+import nanomx as mx  # noqa: E402
+
+try:
+    import torch
+    import torch.profiler
+except ImportError:  # the benchmark runs without torch, with n/a in its columns
+    torch = None
+
+
+def best_per_call(loop, calls, repeats):
+    """Seconds per call: the best of `repeats` runs of loop(calls)."""
+    loop(min(calls, 1000))  # warm up (allocator pools, caches)
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        loop(calls)
+        best = min(best, time.perf_counter() - start)
+    return best / calls
+
+
+def nanomx_add(size):
+    a = mx.nd.ones((size,))
+    b = mx.nd.ones((size,))
+
+    def loop(n):
+        for _ in range(n):
+            a + b
+        mx.nd.waitall()
+    return loop
+
+
+def numpy_add(size):
+    a = np.ones(size, np.float32)
+    b = np.ones(size, np.float32)
+
+    def loop(n):
+        for _ in range(n):
+            a + b
+    return loop
+
+
+def torch_add(size):
+    a = torch.ones(size)
+    b = torch.ones(size)
+
+    def loop(n):
+        for _ in range(n):
+            a + b
+    return loop
+
+
+def nanomx_dot(size):
+    a = mx.nd.array(np.random.rand(size, size))
+    b = mx.nd.array(np.random.rand(size, size))
+
+    def loop(n):
+        for _ in range(n):
+            mx.nd.dot(a, b)
+        mx.nd.waitall()
+    return loop
+
+
+def numpy_dot(size):
+    a = np.random.rand(size, size).astype(np.float32)
+    b = np.random.rand(size, size).astype(np.float32)
+
+    def loop(n):
+        for _ in range(n):
+            a @ b
+    return loop
+
+
+def torch_dot(size):
+    a = torch.rand(size, size)
+    b = torch.rand(size, size)
+
+    def loop(n):
+        for _ in range(n):
+            a @ b
+    return loop
+
+
+def best_elapsed(run, calls, repeats):
+    """Seconds per call: the best of `repeats` values of run(calls), which returns the seconds
+    it timed itself."""
+    run(min(calls, 1000))
+    return min(run(calls) for _ in range(repeats)) / calls
+
+
+def nanomx_profiled(loop, config, end_to_end):
+    """Times the loop with nanomx's profiler running; end_to_end also times starting it,
+    stopping it and writing the trace file (dump)."""
+    folder = tempfile.mkdtemp(prefix="nanomx_bench_")
+    path = os.path.join(folder, "bench.json")
+
+    def run(n):
+        start = time.perf_counter()
+        mx.profiler.set_config(filename=path, **config)
+        mx.profiler.set_state("run")
+        recording = time.perf_counter()
+        loop(n)
+        recorded = time.perf_counter()
+        mx.profiler.set_state("stop")
+        mx.profiler.dump(True)
+        finished = time.perf_counter()
+        return finished - start if end_to_end else recorded - recording
+    return run
+
+
+def torch_profiled(loop, end_to_end):
+    """Times the loop inside torch.profiler.profile(); end_to_end also times entering and
+    leaving it (where torch turns what it recorded into events)."""
+    def run(n):
+        start = time.perf_counter()
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]):
+            recording = time.perf_counter()
+            loop(n)
+            recorded = time.perf_counter()
+        finished = time.perf_counter()
+        return finished - start if end_to_end else recorded - recording
+    return run
+
+
+def fmt_us(seconds):
+    if seconds is None:
+        return "n/a"
+    us = seconds * 1e6
+    return "%.2f µs" % us if us < 100 else "%.0f µs" % us
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="fewer calls (a smoke run)")
+    args = parser.parse_args()
+    scale = 0.1 if args.quick else 1.0
+    repeats = 3 if args.quick else 7
+    calls = int(20000 * scale)
+    dot_calls = max(3, int(20 * scale))
+
+    rows = []
+    for size in (10, 1000):
+        n = best_per_call(nanomx_add(size), calls, repeats)
+        p = best_per_call(numpy_add(size), calls, repeats)
+        t = best_per_call(torch_add(size), calls, repeats) if torch else None
+        rows.append(("add, %d float32 elements, per call" % size, n, p, t))
+    n = best_per_call(nanomx_dot(512), dot_calls, repeats)
+    p = best_per_call(numpy_dot(512), dot_calls, repeats)
+    t = best_per_call(torch_dot(512), dot_calls, repeats) if torch else None
+    rows.append(("dot 512x512 float32", n, p, t))
+
+    # What profiling adds per op, on the 10-element add loop.
+    base = best_per_call(nanomx_add(10), calls, repeats)
+    torch_base = best_per_call(torch_add(10), calls, repeats) if torch else None
+    added = []
+    for end_to_end in (False, True):
+        label = ("recording, start to dump" if end_to_end else "recording only")
+        ops = best_elapsed(nanomx_profiled(nanomx_add(10), {"profile_imperative": True},
+                                           end_to_end), calls, repeats) - base
+        every = best_elapsed(nanomx_profiled(nanomx_add(10), {"profile_all": True},
+                                             end_to_end), calls, repeats) - base
+        if torch:
+            torch_added = best_elapsed(torch_profiled(torch_add(10), end_to_end), calls,
+                                       repeats) - torch_base
+        else:
+            torch_added = None
+        added.append((label, ops, every, torch_added))
+
+    print("| what (best of %d runs) | nanomx | numpy | torch %s | nanomx / "
+          "torch |" % (repeats, torch.__version__ if torch else "(absent)"))
+    print("|---|---|---|---|---|")
+    for name, n, p, t in rows:
+        ratio = "%.2f×" % (n / t) if t else "n/a"
+        print("| %s | %s | %s | %s | %s |" % (name, fmt_us(n), fmt_us(p), fmt_us(t), ratio))
+    for label, ops, every, torch_added in added:
+        ratio = "%.2f×" % (ops / torch_added) if torch_added else "n/a"
+        print("| profiling added per op, %s (nanomx: operator events; torch: profile() on "
+              "CPU) | %s | | %s | %s |" % (label, fmt_us(ops), fmt_us(torch_added), ratio))
+        print("| profiling added per op, %s, nanomx profile_all (operators, API calls, "
+              "memory) | %s | | | |" % (label, fmt_us(every)))
+
+
+if __name__ == "__main__":
+    main()
