@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cstdlib>
 #include <mutex>
 #include <string>
 
@@ -128,13 +129,30 @@ std::unique_ptr<Engine> Engine::create(EngineType type, int cpu_workers) {
   return make_threaded_engine(cpu_workers);
 }
 
+namespace {
+Engine* global_engine = nullptr;
+
+// At exit, before the libraries' own destructors run (OpenBLAS frees its buffers then), every
+// pushed operation finishes: a worker still inside a kernel during teardown would crash. Errors
+// kept on variables are dropped here; there is nobody left to raise them to.
+void finish_pending_work_at_exit() {
+  try {
+    global_engine->wait_all();
+  } catch (...) {
+  }
+}
+}  // namespace
+
 Engine& Engine::get() {
   // Never destroyed: arrays with static lifetime may push deletions during static destruction.
   static Engine* engine = [] {
     const auto type_name = env::get("ENGINE_TYPE");
     const EngineType type =
         type_name ? parse_engine_type(*type_name) : EngineType::kThreadedPerDevice;
-    return create(type, env::get_int("CPU_WORKER_NTHREADS", 1)).release();
+    global_engine = create(type, env::get_int("CPU_WORKER_NTHREADS", 1)).release();
+    // Registered after the dynamic linker's own exit handler, so it runs before it.
+    std::atexit(finish_pending_work_at_exit);
+    return global_engine;
   }();
   return *engine;
 }

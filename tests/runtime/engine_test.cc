@@ -6,8 +6,12 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <mutex>
 #include <random>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -466,6 +470,32 @@ TEST(Engine, ParsesEngineTypes) {
     EXPECT_NE(std::string(e.what()).find("NaiveEngine"), std::string::npos);
   }
   EXPECT_THROW(Engine::create(EngineType::kThreadedPerDevice, 0), Error);
+}
+
+// The process-wide engine finishes every pushed operation before the process exits (a kernel
+// still running on a worker while the libraries' destructors run would crash, as OpenBLAS did).
+TEST(GlobalEngine, PendingWorkFinishesBeforeTheProcessExits) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  const std::string marker = ::testing::TempDir() + "nanomx_engine_exit_marker";
+  std::remove(marker.c_str());
+  EXPECT_EXIT(
+      {
+        Engine& engine = Engine::get();
+        VarHandle var = engine.new_variable();
+        engine.push(
+            [marker] {
+              std::this_thread::sleep_for(std::chrono::milliseconds(300));
+              std::ofstream(marker) << "done";
+            },
+            Context::cpu(0), {}, std::vector<VarHandle>{var});
+        std::exit(0);
+      },
+      ::testing::ExitedWithCode(0), "");
+  std::ifstream in(marker);
+  std::string text;
+  in >> text;
+  EXPECT_EQ(text, "done") << "the operation pushed before exit did not run to its end";
+  std::remove(marker.c_str());
 }
 
 }  // namespace
