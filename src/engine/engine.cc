@@ -69,6 +69,66 @@ void init_opr_block(OprBlock& op, Context ctx, std::span<const VarHandle> reads,
 }
 
 namespace {
+struct VarPool {
+  base::PoolSpinLock lock;
+  Var* head = nullptr;  // guarded by lock
+  size_t free = 0;      // guarded by lock
+  std::atomic<size_t> allocated{0};
+};
+constinit VarPool var_pool;  // trivially destructible: usable during static destruction
+// A recycled variable keeps its queue's buffer up to this many entries (bounded memory).
+constexpr size_t kKeptQueueCapacity = 16;
+}  // namespace
+
+Var* new_var() {
+  var_pool.lock.lock();
+  Var* v = var_pool.head;
+  if (v != nullptr) {
+    var_pool.head = v->next_free;
+    --var_pool.free;
+  }
+  var_pool.lock.unlock();
+  if (v != nullptr) {
+    v->next_free = nullptr;
+    return v;
+  }
+  var_pool.allocated.fetch_add(1, std::memory_order_relaxed);
+  return new Var;
+}
+
+void free_var(Var* v) noexcept {
+  if (v == nullptr) return;
+  // Back to a fresh variable's state. The caller is the variable's last user, so no lock is
+  // needed; the pool's lock publishes these writes to the next owner.
+  if (v->queue.capacity() > kKeptQueueCapacity) {
+    std::vector<Var::Pending>().swap(v->queue);
+  } else {
+    v->queue.clear();
+  }
+  v->head = 0;
+  v->running_reads = 0;
+  v->write_active = false;
+  v->writer = nullptr;
+  v->deleting = false;
+  v->error.reset();
+  v->has_error.store(false, std::memory_order_relaxed);
+  var_pool.lock.lock();
+  v->next_free = var_pool.head;
+  var_pool.head = v;
+  ++var_pool.free;
+  var_pool.lock.unlock();
+}
+
+size_t var_pool_allocated() { return var_pool.allocated.load(std::memory_order_relaxed); }
+
+size_t var_pool_free() {
+  var_pool.lock.lock();
+  const size_t n = var_pool.free;
+  var_pool.lock.unlock();
+  return n;
+}
+
+namespace {
 ErrorRef wrap_error(const OprBlock& op) {
   std::string what;
   try {

@@ -10,7 +10,7 @@ namespace {
 
 class NaiveEngine final : public Engine {
  public:
-  VarHandle new_variable() override { return new Var; }
+  VarHandle new_variable() override { return new_var(); }
 
   void push(std::function<void()> fn, Context ctx, std::span<const VarHandle> reads,
             std::span<const VarHandle> writes, const PushOptions& options) override {
@@ -32,7 +32,7 @@ class NaiveEngine final : public Engine {
 
   void delete_variable(std::function<void()> on_delete, Context, VarHandle var) override {
     NANOMX_CHECK(var != nullptr) << "delete_variable: null variable";
-    delete var;
+    free_var(var);
     if (on_delete) on_delete();
   }
 

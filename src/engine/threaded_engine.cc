@@ -237,7 +237,7 @@ class ThreadedEngine final : public Engine {
     pools_.clear();  // joins the workers
   }
 
-  VarHandle new_variable() override { return new Var; }
+  VarHandle new_variable() override { return new_var(); }
 
   void push(std::function<void()> fn, Context ctx, std::span<const VarHandle> reads,
             std::span<const VarHandle> writes, const PushOptions& options) override {
@@ -482,7 +482,7 @@ class ThreadedEngine final : public Engine {
         return false;
       }
     }
-    delete v;
+    free_var(v);
     return true;
   }
 

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/object_pool.h"
 #include "nanomx/engine.h"
 
 namespace nanomx::engine {
@@ -79,7 +80,8 @@ using ErrorRef = std::shared_ptr<const std::string>;
 struct OprBlock;
 struct WaitSync;  // threaded engine: the thread blocked in wait_for_var
 
-// A variable: the queue of operations waiting on it and what is running on it.
+// A variable: the queue of operations waiting on it and what is running on it. Made by
+// new_var and returned by free_var (a pool of constructed variables, see below).
 class Var {
  public:
   SpinMutex mutex;
@@ -105,9 +107,23 @@ class Var {
     has_error.store(false, std::memory_order_relaxed);
     return std::exchange(error, nullptr);
   }
+
+  Var* next_free = nullptr;  // on the variable pool's free list
 };
 
-struct OprBlock {
+// Variables are created on the pushing thread and usually deleted on a worker: a process-wide
+// free list (spin lock, never shrinks: it keeps the most variables that were ever alive at once)
+// hands deleted ones back, constructed, with their queue's buffer (up to a small capacity), so
+// that steady state allocates nothing.
+Var* new_var();
+void free_var(Var* v) noexcept;
+// Variables allocated from the system so far, and on the free list now (tests).
+size_t var_pool_allocated();
+size_t var_pool_free();
+
+// Allocated from a process-wide block pool (base/object_pool.h): pushed on one thread, freed
+// on another.
+struct OprBlock : base::Pooled<OprBlock> {
   std::function<void()> fn;
   Context ctx;
   SmallVector<Var*, 4> reads;

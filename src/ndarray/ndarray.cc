@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "base/object_pool.h"
 #include "nanomx/error.h"
 #include "nanomx/storage.h"
 
@@ -9,8 +10,9 @@ namespace nanomx {
 
 namespace detail {
 // Storage plus its engine variable. Destroying the last reference pushes DeleteVariable, which
-// frees the storage after every pending use.
-struct Chunk : ChunkBase {
+// frees the storage after every pending use. Chunks are made on the pushing thread and freed on a
+// worker: they come from a process-wide block pool (base/object_pool.h).
+struct Chunk : ChunkBase, base::Pooled<Chunk> {
   storage::Block block;
   engine::VarHandle var = nullptr;
 

@@ -11,6 +11,8 @@
 #include <memory>
 #include <sstream>
 
+#include "base/object_pool.h"
+
 namespace nanomx::ops {
 namespace {
 
@@ -285,8 +287,10 @@ namespace {
 
 // What the engine runs: the kernel with its own references to the inputs (so their storage
 // outlives the call) and the output. Inputs are kept inline: an operator call allocates nothing
-// here beyond what the engine's std::function needs for this object.
-struct Launch {
+// here beyond what the engine's std::function needs for this object. That std::function holds
+// it through a new-expression (too big for its inline buffer): made on the pushing thread and
+// destroyed on a worker, it comes from a process-wide block pool (base/object_pool.h).
+struct Launch : base::Pooled<Launch> {
   Kernel kernel;
   std::array<NDArray, kMaxInputs> in;
   size_t num_in = 0;

@@ -5,6 +5,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/object_pool.h"
 #include "nanomx/env.h"
 #include "nanomx/error.h"
 #include "nanomx/storage.h"
@@ -14,8 +15,10 @@ namespace {
 
 // Pools are per process, keyed by size class; CPU device ids share host memory but each block
 // is counted on the device row it was allocated for.
+// A spin lock, not a std::mutex: blocks are allocated on the pushing thread and released on a
+// worker, and a contended std::mutex sleeps in the kernel at once (microseconds).
 struct Pool {
-  std::mutex mutex;
+  base::PoolSpinLock mutex;
   std::unordered_map<size_t, std::vector<void*>> free_blocks;
   size_t pooled = 0;
   size_t limit = 0;

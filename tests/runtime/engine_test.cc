@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -15,6 +16,8 @@
 #include <thread>
 #include <vector>
 
+#include "base/object_pool.h"
+#include "engine/var.h"
 #include "nanomx/error.h"
 
 namespace nanomx::engine {
@@ -496,6 +499,81 @@ TEST(GlobalEngine, PendingWorkFinishesBeforeTheProcessExits) {
   in >> text;
   EXPECT_EQ(text, "done") << "the operation pushed before exit did not run to its end";
   std::remove(marker.c_str());
+}
+
+// The block and variable pools (base/object_pool.h, engine/var.h): what one thread frees another
+// reuses, and steady pushing allocates nothing new.
+TEST(ObjectPool, BlocksFreedOnAnotherThreadAreReused) {
+  struct Obj : nanomx::base::Pooled<Obj> {
+    int64_t payload[5] = {1, 2, 3, 4, 5};
+  };
+  auto& pool = nanomx::base::PoolFor<Obj>::get();
+  std::vector<Obj*> objs;
+  for (int i = 0; i < 100; ++i) objs.push_back(new Obj);
+  const size_t allocated = pool.allocated();
+  EXPECT_GE(allocated, 100u);
+  std::thread freer([&objs] {
+    for (Obj* o : objs) delete o;
+  });
+  freer.join();
+  EXPECT_EQ(pool.free_blocks(), allocated);
+  std::vector<Obj*> again;
+  for (int i = 0; i < 100; ++i) {
+    again.push_back(new Obj);
+    EXPECT_EQ(again.back()->payload[4], 5);
+  }
+  EXPECT_EQ(pool.allocated(), allocated);  // all reused
+  std::sort(objs.begin(), objs.end());
+  for (Obj* o : again) EXPECT_TRUE(std::binary_search(objs.begin(), objs.end(), o));
+  // Freed concurrently from several threads, then all back on the free list.
+  std::vector<std::thread> freers;
+  for (int t = 0; t < 4; ++t) {
+    freers.emplace_back([&again, t] {
+      for (size_t i = static_cast<size_t>(t); i < again.size(); i += 4) delete again[i];
+    });
+  }
+  for (auto& t : freers) t.join();
+  EXPECT_EQ(pool.free_blocks(), allocated);
+  EXPECT_EQ(pool.allocated(), allocated);
+}
+
+TEST(ObjectPool, SteadyPushingReusesOperationsAndVariables) {
+  auto engine = Engine::create(EngineType::kThreadedPerDevice, 2);
+  auto round = [&engine] {
+    std::vector<VarHandle> vars;
+    for (int i = 0; i < 200; ++i) vars.push_back(engine->new_variable());
+    std::atomic<int> runs{0};
+    // Everything waits behind a gate until all is pushed: each round has all its operations
+    // and variables alive at once.
+    std::atomic<bool> open{false};
+    const VarHandle gate[] = {vars[0]};
+    engine->push(
+        [&open] {
+          while (!open.load()) std::this_thread::yield();
+        },
+        Context::cpu(0), {}, gate);
+    for (int k = 0; k < 5; ++k) {
+      for (size_t i = 1; i < vars.size(); ++i) {
+        const VarHandle reads[] = {vars[i - 1]};
+        const VarHandle writes[] = {vars[i]};
+        engine->push([&runs] { runs.fetch_add(1, std::memory_order_relaxed); }, Context::cpu(0),
+                     reads, writes);
+      }
+    }
+    for (VarHandle v : vars) engine->delete_variable([] {}, Context::cpu(0), v);
+    open.store(true);
+    engine->wait_all();
+    EXPECT_EQ(runs.load(), 5 * 199);
+  };
+  round();
+  // Later rounds have as many operations and variables alive at once as the first, so the
+  // pools serve them without allocating.
+  const size_t vars_allocated = nanomx::engine::var_pool_allocated();
+  const size_t ops_allocated = nanomx::base::PoolFor<nanomx::engine::OprBlock>::get().allocated();
+  for (int r = 0; r < 3; ++r) round();
+  EXPECT_EQ(nanomx::engine::var_pool_allocated(), vars_allocated);
+  EXPECT_EQ(nanomx::base::PoolFor<nanomx::engine::OprBlock>::get().allocated(), ops_allocated);
+  EXPECT_GE(nanomx::engine::var_pool_free(), 200u);
 }
 
 }  // namespace
