@@ -94,9 +94,11 @@ struct Profiler {
   }
 
   // The fields of otherData that never change in a process: producer, clock and the time-zero
-  // anchors, host and boot id (read once, not at every flush).
+  // anchors, host and boot id (read once, not at every flush). Never destroyed: the final dump
+  // at exit runs after the destructors of statics made later than the exit hook, and a static
+  // string made at the first flush would be freed by then.
   static const std::string& identity_fields() {
-    static const std::string fields = [] {
+    static const std::string* fields = new std::string([] {
       const TimeZero& zero = time_zero();
       std::string s = "\"producer\":\"nanomx 0.1.0\",\"clock\":\"" + std::string(tick_source()) +
                       "\",\"time_zero_unix_ns\":" + std::to_string(zero.unix_ns) +
@@ -110,8 +112,8 @@ struct Profiler {
       s += ",\"boot_id\":";
       append_json_string(&s, boot_id);
       return s;
-    }();
-    return fields;
+    }());
+    return *fields;
   }
 
   // Events dropped by every thread, exited ones included. Caller holds `mutex`.

@@ -3,6 +3,9 @@
 //                                    dump(false) that holds every value up to N
 //   profiler_child record            records a counter and an operator, then exits normally
 //   profiler_child mode              prints the profiler's mode and state
+//   profiler_child flush-then-exit FILE
+//                                    dumps once without finishing, records more, then exits
+//                                    normally: the final dump at exit writes the rest
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -42,10 +45,21 @@ int main(int argc, char** argv) {
       prof::record_operator(prof::intern("child_op"), 0, t, prof::now_ticks());
     return 0;
   }
+  if (what == "flush-then-exit" && argc > 2) {
+    prof::set_config({{"profile_all", "true"}, {"filename", argv[2]}, {"continuous_dump", "true"}});
+    prof::set_state(prof::State::kRunning);
+    prof::Domain domain("Exit");
+    prof::Counter counter(domain, "before flush");
+    counter.set_value(1);
+    prof::dump(false);
+    prof::Counter(domain, "after flush").set_value(2);
+    return 0;
+  }
   if (what == "mode") {
     std::printf("%u %d\n", prof::mode(), static_cast<int>(prof::state()));
     return 0;
   }
-  std::fprintf(stderr, "usage: profiler_child continuous FILE | record | mode\n");
+  std::fprintf(stderr,
+               "usage: profiler_child continuous FILE | record | mode | flush-then-exit FILE\n");
   return 2;
 }

@@ -83,6 +83,19 @@ TEST(ProfilerCrash, SigkillDuringContinuousDumpLeavesAValidFile) {
   }
 }
 
+// The final dump at exit runs after static destructors registered later than the profiler's exit
+// hook: it must not use anything they free (the otherData fields were once such a static, and
+// the trailer then held freed memory).
+TEST(ProfilerCrash, ExitAfterAFlushWritesAValidTrailer) {
+  const std::string file = "flush_then_exit.json";
+  run_to_end({"flush-then-exit", file}, {});
+  json trace = read_trace(file);  // throws when the file is not valid JSON
+  ASSERT_TRUE(trace.contains("otherData"));
+  EXPECT_EQ(trace["otherData"]["producer"], "nanomx 0.1.0");
+  EXPECT_EQ(events_named(trace, "before flush").size(), 1u);
+  EXPECT_EQ(events_named(trace, "after flush").size(), 1u);
+}
+
 TEST(ProfilerCrash, AutostartWritesProfileJsonAtExit) {
   std::string dir = "autostart_dir";
   mkdir(dir.c_str(), 0755);
