@@ -3,7 +3,6 @@ need no symbolic executor or custom operators), the extra checks of spec §11.4,
 front end's own behaviour (§3)."""
 import json
 import os
-import warnings
 from collections import OrderedDict
 
 import numpy as np

@@ -483,25 +483,23 @@ def empty(shape, ctx=None, dtype=None):
     return _new(_LIB.create(list(shape), ctx.device_typeid, ctx.device_id, _dtype_code(dtype)))
 
 
-def _creation_op(name, shape, ctx, dtype, extra=()):
+def _creation_attrs(shape, ctx, dtype):
     shape = _as_shape(shape)
     ctx = current_context() if ctx is None else Context(ctx)
-    keys = ("shape", "ctx", "dtype") + tuple(k for k, _ in extra)
-    vals = (str(shape), str(ctx), _dtype_name(dtype)) + tuple(v for _, v in extra)
-    return keys, vals
+    return ("shape", "ctx", "dtype"), (str(shape), str(ctx), _dtype_name(dtype))
 
 
 def zeros(shape, ctx=None, dtype=None, **kwargs):
     """A new array of zeros (op `_zeros`)."""
     _reject_kwargs("zeros", kwargs)
-    keys, vals = _creation_op("_zeros", shape, ctx, dtype)
+    keys, vals = _creation_attrs(shape, ctx, dtype)
     return _invoke(_op_handle("_zeros"), (), keys, vals)
 
 
 def ones(shape, ctx=None, dtype=None, **kwargs):
     """A new array of ones (op `_ones`)."""
     _reject_kwargs("ones", kwargs)
-    keys, vals = _creation_op("_ones", shape, ctx, dtype)
+    keys, vals = _creation_attrs(shape, ctx, dtype)
     return _invoke(_op_handle("_ones"), (), keys, vals)
 
 
