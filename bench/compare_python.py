@@ -7,7 +7,8 @@ Rows: a 10-element add per call, a 1000-element add, dot of two 512x512 float32 
 what profiling adds per op (nanomx's operator profiling, and everything on, beside
 torch.profiler.profile() around the same loop). nanomx's times include running the op: each
 loop ends with mx.nd.waitall(), and the time is divided by the ops in the loop. Each figure is
-the best of several repetitions (a shared 2-core VM is noisy; the best is the least disturbed).
+the best of several repetitions (a shared 2-core VM is noisy; the best is the least disturbed);
+what profiling adds is the median of interleaved with/without pairs.
 torch is Debian's python3-torch (install it for this benchmark only); without it those columns
 say "n/a".
 """
@@ -110,6 +111,25 @@ def best_elapsed(run, calls, repeats):
     return min(run(calls) for _ in range(repeats)) / calls
 
 
+def timed(loop):
+    """loop as a run(n) that returns the seconds it took."""
+    def run(n):
+        start = time.perf_counter()
+        loop(n)
+        return time.perf_counter() - start
+    return run
+
+
+def added_per_call(base_run, profiled_run, calls, repeats):
+    """What profiling adds per call: base and profiled runs interleaved (the VM's speed drifts
+    between minutes, so separate best-of-N figures can even give a negative difference); the
+    median of the pairwise differences."""
+    base_run(min(calls, 1000))
+    profiled_run(min(calls, 1000))
+    diffs = sorted(profiled_run(calls) - base_run(calls) for _ in range(repeats))
+    return diffs[len(diffs) // 2] / calls
+
+
 def nanomx_profiled(loop, config, end_to_end):
     """Times the loop with nanomx's profiler running; end_to_end also times starting it,
     stopping it and writing the trace file (dump)."""
@@ -172,24 +192,27 @@ def main():
     rows.append(("dot 512x512 float32", n, p, t))
 
     # What profiling adds per op, on the 10-element add loop.
-    base = best_per_call(nanomx_add(10), calls, repeats)
-    torch_base = best_per_call(torch_add(10), calls, repeats) if torch else None
+    profile_repeats = repeats * 3
     added = []
     for end_to_end in (False, True):
         label = ("recording, start to dump" if end_to_end else "recording only")
-        ops = best_elapsed(nanomx_profiled(nanomx_add(10), {"profile_imperative": True},
-                                           end_to_end), calls, repeats) - base
-        every = best_elapsed(nanomx_profiled(nanomx_add(10), {"profile_all": True},
-                                             end_to_end), calls, repeats) - base
+        ops = added_per_call(timed(nanomx_add(10)),
+                             nanomx_profiled(nanomx_add(10), {"profile_imperative": True},
+                                             end_to_end), calls, profile_repeats)
+        every = added_per_call(timed(nanomx_add(10)),
+                               nanomx_profiled(nanomx_add(10), {"profile_all": True},
+                                               end_to_end), calls, profile_repeats)
         if torch:
-            torch_added = best_elapsed(torch_profiled(torch_add(10), end_to_end), calls,
-                                       repeats) - torch_base
+            torch_added = added_per_call(timed(torch_add(10)),
+                                         torch_profiled(torch_add(10), end_to_end), calls,
+                                         profile_repeats)
         else:
             torch_added = None
         added.append((label, ops, every, torch_added))
 
-    print("| what (best of %d runs) | nanomx | numpy | torch %s | nanomx / "
-          "torch |" % (repeats, torch.__version__ if torch else "(absent)"))
+    print("| what (best of %d runs; profiling rows: median of %d interleaved pairs) | nanomx | "
+          "numpy | torch %s | nanomx / torch |"
+          % (repeats, repeats * 3, torch.__version__ if torch else "(absent)"))
     print("|---|---|---|---|---|")
     for name, n, p, t in rows:
         ratio = "%.2f×" % (n / t) if t else "n/a"
