@@ -48,11 +48,6 @@ namespace {
 
 PyObject* error_class = PyExc_RuntimeError;
 
-[[noreturn]] void raise_last_error() {
-  PyErr_SetString(error_class, MXGetLastError());
-  throw py::error_already_set();
-}
-
 }  // namespace
 
 void nanomx_python::set_error_from_c_api() { PyErr_SetString(error_class, MXGetLastError()); }
@@ -60,7 +55,10 @@ void nanomx_python::set_error_from_c_api() { PyErr_SetString(error_class, MXGetL
 namespace {
 
 void check(int rc) {
-  if (rc != 0) raise_last_error();
+  if (rc != 0) {
+    nanomx_python::set_error_from_c_api();
+    throw py::error_already_set();
+  }
 }
 
 // Runs a C API call with the GIL released (for calls that may wait on the engine or on files).
@@ -77,13 +75,19 @@ void check_unlocked(Call&& call) {
 void* as_handle(Handle handle) { return handle.ptr; }
 uintptr_t as_int(const void* handle) { return reinterpret_cast<uintptr_t>(handle); }
 
-// Bytes per element of each MXNet type code nanomx supports (index = type code).
-size_t element_size(int dtype) {
-  static constexpr size_t kSizes[] = {4, 8, 2, 1, 4, 1, 8};
-  if (dtype < 0 || dtype >= static_cast<int>(std::size(kSizes))) {
+// Element size and numpy name of each MXNet type code nanomx supports (index = type code).
+struct DTypeInfo {
+  size_t size;
+  const char* numpy_name;
+};
+const DTypeInfo& dtype_info(int dtype) {
+  static constexpr DTypeInfo kTypes[] = {{4, "float32"}, {8, "float64"}, {2, "float16"},
+                                         {1, "uint8"},   {4, "int32"},   {1, "int8"},
+                                         {8, "int64"}};
+  if (dtype < 0 || dtype >= static_cast<int>(std::size(kTypes))) {
     throw py::value_error("nanomx: unsupported dtype code " + std::to_string(dtype));
   }
-  return kSizes[dtype];
+  return kTypes[dtype];
 }
 
 // UTF-8 views of a list or tuple of str; the strings stay alive in `keep`.
@@ -172,7 +176,7 @@ void register_ndarray(py::module_& m) {
   m.def("sync_copy_from", [](Handle h, py::handle source) {
     int dtype = 0;
     check(MXNDArrayGetDType(as_handle(h), &dtype));
-    const size_t itemsize = element_size(dtype);
+    const size_t itemsize = dtype_info(dtype).size;
     Py_buffer view{};
     if (PyObject_GetBuffer(source.ptr(), &view, PyBUF_C_CONTIGUOUS) != 0) {
       throw py::error_already_set();
@@ -201,10 +205,7 @@ void register_ndarray(py::module_& m) {
     std::vector<py::ssize_t> shape(dims, dims + ndim);
     int type_code = 0;
     check(MXNDArrayGetDType(as_handle(h), &type_code));
-    static const char* const kNumpyTypes[] = {"float32", "float64", "float16", "uint8",
-                                              "int32",   "int8",    "int64"};
-    element_size(type_code);  // rejects codes outside the table
-    py::array result{py::dtype(kNumpyTypes[type_code]), shape};
+    py::array result{py::dtype(dtype_info(type_code).numpy_name), shape};
     size_t elements = 1;
     for (py::ssize_t d : shape) elements *= static_cast<size_t>(d);
     void* data = result.mutable_data();

@@ -13,32 +13,10 @@
 #include <atomic>
 #include <cstddef>
 #include <new>
-#include <thread>
+
+#include "base/spin_lock.h"
 
 namespace nanomx::base {
-
-// A test-and-test-and-set lock for tiny critical sections (a pointer swap): uncontended it is
-// one exchange and one store. Yields after a short spin so that a preempted holder can finish.
-class PoolSpinLock {
- public:
-  void lock() {
-    for (int spins = 0; locked_.exchange(true, std::memory_order_acquire);) {
-      while (locked_.load(std::memory_order_relaxed)) {
-        if (++spins < 128) {
-#if defined(__x86_64__) || defined(__i386__)
-          __builtin_ia32_pause();
-#endif
-        } else {
-          std::this_thread::yield();
-        }
-      }
-    }
-  }
-  void unlock() { locked_.store(false, std::memory_order_release); }
-
- private:
-  std::atomic<bool> locked_{false};
-};
 
 // Raw blocks of Size bytes aligned for Align. One instance per object type (see PooledNew).
 template <size_t Size, size_t Align>
@@ -82,7 +60,7 @@ class BlockPool {
   }
 
  private:
-  PoolSpinLock lock_;
+  SpinLock lock_;
   Node* head_ = nullptr;  // guarded by lock_
   size_t free_ = 0;       // guarded by lock_
   std::atomic<size_t> allocated_{0};

@@ -70,7 +70,7 @@ void init_opr_block(OprBlock& op, Context ctx, std::span<const VarHandle> reads,
 
 namespace {
 struct VarPool {
-  base::PoolSpinLock lock;
+  base::SpinLock lock;
   Var* head = nullptr;  // guarded by lock
   size_t free = 0;      // guarded by lock
   std::atomic<size_t> allocated{0};

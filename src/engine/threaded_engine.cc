@@ -49,7 +49,7 @@ class SpinTimer {
   explicit SpinTimer(std::chrono::steady_clock::duration budget) : budget_(budget) {}
   // Pauses once; false once the budget is spent.
   bool spin() {
-    cpu_relax();
+    base::cpu_relax();
     if (++rounds_ % 16 != 0) return true;
     if (rounds_ % 128 == 0) std::this_thread::yield();
     const auto now = std::chrono::steady_clock::now();
@@ -211,7 +211,7 @@ class WorkerPool {
   }
 
   Executor execute_;
-  SpinMutex queue_lock_;
+  base::SpinLock queue_lock_;
   std::deque<OprBlock*> queue_;  // guarded by queue_lock_
   std::deque<OprBlock*> fresh_;  // guarded by queue_lock_
   std::atomic<int64_t> queued_{0};

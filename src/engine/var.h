@@ -6,45 +6,14 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
 #include "base/object_pool.h"
+#include "base/spin_lock.h"
 #include "nanomx/engine.h"
 
 namespace nanomx::engine {
-
-inline void cpu_relax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
-
-// A test-and-test-and-set lock for the engine's tiny critical sections: uncontended it is one
-// exchange and one store; a contended std::mutex sleeps in the kernel at once (microseconds on a
-// virtual machine). Yields after a short spin so that a preempted holder can finish.
-class SpinMutex {
- public:
-  void lock() {
-    for (int spins = 0; locked_.exchange(true, std::memory_order_acquire);) {
-      while (locked_.load(std::memory_order_relaxed)) {
-        if (++spins < 256) {
-          cpu_relax();
-        } else {
-          std::this_thread::yield();
-        }
-      }
-    }
-  }
-  bool try_lock() { return !locked_.exchange(true, std::memory_order_acquire); }
-  void unlock() { locked_.store(false, std::memory_order_release); }
-
- private:
-  std::atomic<bool> locked_{false};
-};
 
 // A few pointers inline, more on the heap (an operation's read and write lists).
 template <typename T, size_t N>
@@ -84,7 +53,7 @@ struct WaitSync;  // threaded engine: the thread blocked in wait_for_var
 // new_var and returned by free_var (a pool of constructed variables, see below).
 class Var {
  public:
-  SpinMutex mutex;
+  base::SpinLock mutex;
   struct Pending {
     OprBlock* op;
     bool write;

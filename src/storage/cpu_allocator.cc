@@ -5,7 +5,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "base/object_pool.h"
+#include "base/spin_lock.h"
 #include "nanomx/env.h"
 #include "nanomx/error.h"
 #include "nanomx/storage.h"
@@ -18,7 +18,7 @@ namespace {
 // A spin lock, not a std::mutex: blocks are allocated on the pushing thread and released on a
 // worker, and a contended std::mutex sleeps in the kernel at once (microseconds).
 struct Pool {
-  base::PoolSpinLock mutex;
+  base::SpinLock mutex;
   std::unordered_map<size_t, std::vector<void*>> free_blocks;
   size_t pooled = 0;
   size_t limit = 0;

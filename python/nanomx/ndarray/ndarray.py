@@ -83,8 +83,8 @@ class NDArray(_LIB.NDArrayBase):
 
     def __setstate__(self, state):
         blob = state.get("handle") if isinstance(state, dict) else None
-        old = getattr(self, "handle", None)
-        self.handle = _LIB.load_from_raw_bytes(bytes(blob)) if blob is not None else None
+        old = self.handle
+        self.handle = _LIB.load_from_raw_bytes(blob) if blob is not None else None
         self.writable = True
         if old:
             _LIB.free(old)
@@ -96,10 +96,7 @@ class NDArray(_LIB.NDArrayBase):
 
     @property
     def size(self):
-        size = 1
-        for d in _LIB.shape(self.handle):
-            size *= d
-        return size
+        return _prod(_LIB.shape(self.handle))
 
     @property
     def ndim(self):
@@ -172,17 +169,11 @@ class NDArray(_LIB.NDArrayBase):
 
     def _sync_copyfrom(self, source_array):
         """Copies a host array of the same shape into this array (waits for pending use)."""
-        if not isinstance(source_array, np.ndarray):
-            try:
-                source_array = np.array(source_array, dtype=self.dtype)
-            except (TypeError, ValueError):
-                raise TypeError("array must consist of array-like data, type %s is not supported"
-                                % type(source_array).__name__) from None
-        source_array = np.ascontiguousarray(source_array, dtype=self.dtype)
-        if source_array.shape != self.shape:
-            raise ValueError("Shape inconsistent: expected %s vs got %s"
-                             % (self.shape, source_array.shape))
-        _LIB.sync_copy_from(self.handle, source_array)
+        shape = self.shape
+        host = _host_array(source_array, self.dtype)
+        if host.shape != shape:
+            raise ValueError("Shape inconsistent: expected %s vs got %s" % (shape, host.shape))
+        _LIB.sync_copy_from(self.handle, host)
 
     # ---- copies, dtype, views ----------------------------------------------------------------
     def copyto(self, other):
@@ -289,7 +280,7 @@ class NDArray(_LIB.NDArrayBase):
                         (str(shape), np.dtype(self.dtype).name, str(float(value)),
                          str(self.context)), out=self)
             else:
-                self._sync_copyfrom(_host_value(value, self.dtype, shape))
+                _LIB.sync_copy_from(self.handle, _host_value(value, self.dtype, shape))
             return
         begin, end, step = str(plan.begin), str(plan.end), str(plan.step)
         if isinstance(value, numeric_types):
@@ -313,51 +304,26 @@ class NDArray(_LIB.NDArrayBase):
     def __pos__(self):
         return self
 
-    # ---- operator methods ---------------------------------------------------------------------
-    def slice(self, *args, **kwargs):
-        return _op.slice(self, *args, **kwargs)
-
-    def slice_axis(self, *args, **kwargs):
-        return _op.slice_axis(self, *args, **kwargs)
-
-    def sum(self, *args, **kwargs):
-        return _op.sum(self, *args, **kwargs)
-
-    def max(self, *args, **kwargs):
-        return _op.max(self, *args, **kwargs)
-
-    def min(self, *args, **kwargs):
-        return _op.min(self, *args, **kwargs)
-
-    def norm(self, *args, **kwargs):
-        return _op.norm(self, *args, **kwargs)
-
-    def clip(self, *args, **kwargs):
-        return _op.clip(self, *args, **kwargs)
-
-    def sqrt(self, *args, **kwargs):
-        return _op.sqrt(self, *args, **kwargs)
-
-    def square(self, *args, **kwargs):
-        return _op.square(self, *args, **kwargs)
-
-    def transpose(self, *args, **kwargs):
-        return _op.transpose(self, *args, **kwargs)
-
-    def flip(self, *args, **kwargs):
-        return _op.flip(self, *args, **kwargs)
-
-    def pick(self, *args, **kwargs):
-        return _op.pick(self, *args, **kwargs)
-
-    def dot(self, *args, **kwargs):
-        return _op.dot(self, *args, **kwargs)
-
 
 # The generated operator functions (filled in by register.py when the package is imported).
 from . import op as _op  # noqa: E402
 
 _OP_HANDLES = {}
+
+
+def _operator_method(name):
+    """x.<name>(...) as mx.nd.<name>(x, ...), looked up when called (ops are generated later)."""
+    def method(self, *args, **kwargs):
+        return getattr(_op, name)(self, *args, **kwargs)
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = "mx.nd.%s with this array as its first argument." % name
+    return method
+
+
+for _name in ("slice", "slice_axis", "sum", "max", "min", "norm", "clip", "sqrt", "square",
+              "transpose", "flip", "pick", "dot"):
+    setattr(NDArray, _name, _operator_method(_name))
+del _name
 
 
 def _op_handle(name):
@@ -396,13 +362,18 @@ def _normalize_index(index, shape, axis):
     return i
 
 
-def _host_value(value, dtype, shape):
-    """A numpy array of `dtype` broadcast to `shape` from an array-like value."""
+def _host_array(value, dtype):
+    """A C-contiguous numpy array of `dtype` from an array-like value (no copy when it is one)."""
     try:
-        host = np.asarray(value, dtype=dtype)
+        return np.ascontiguousarray(value, dtype=dtype)
     except (TypeError, ValueError):
         raise TypeError("NDArray does not support assignment with %s of type %s"
                         % (value, type(value).__name__)) from None
+
+
+def _host_value(value, dtype, shape):
+    """A numpy array of `dtype` broadcast to `shape` from an array-like value."""
+    host = _host_array(value, dtype)
     try:
         return np.ascontiguousarray(np.broadcast_to(host, shape))
     except ValueError:
@@ -520,16 +491,15 @@ def array(source_array, ctx=None, dtype=None):
         result[:] = source_array
         return result
     dtype = mx_real_t if dtype is None else dtype
-    if not isinstance(source_array, np.ndarray):
-        try:
-            source_array = np.array(source_array, dtype=dtype)
-        except (TypeError, ValueError):
-            raise TypeError("source_array must be array like object, got %s"
-                            % type(source_array).__name__) from None
-    if source_array.ndim == 0:
-        source_array = source_array.reshape(1)
-    result = empty(source_array.shape, ctx, dtype)
-    result._sync_copyfrom(source_array)
+    try:
+        host = np.ascontiguousarray(source_array, dtype=dtype)
+    except (TypeError, ValueError):
+        raise TypeError("source_array must be array like object, got %s"
+                        % type(source_array).__name__) from None
+    if host.ndim == 0:
+        host = host.reshape(1)
+    result = empty(host.shape, ctx, dtype)
+    _LIB.sync_copy_from(result.handle, host)
     return result
 
 
@@ -605,7 +575,6 @@ def multiply(lhs, rhs):
 
 def divide(lhs, rhs):
     return _ufunc(lhs, rhs, operator.truediv)
-
 
 
 _LIB.set_ndarray_class(NDArray, numeric_types)
