@@ -21,6 +21,10 @@
 
 namespace nanomx {
 
+namespace storage {
+class Arena;
+}  // namespace storage
+
 namespace detail {
 // The reference count at the front of a storage chunk (defined in ndarray.cc).
 struct ChunkBase {
@@ -73,6 +77,13 @@ class NDArray {
   NDArray() = default;
   // An uninitialized array.
   NDArray(Shape shape, Context ctx, DType dtype = DType::kFloat32);
+  // An uninitialized array in bytes [offset, offset + nbytes) of an arena (storage.h), on the
+  // arena's context, with its own engine variable; offset must be a multiple of the dtype's
+  // size. The array (and its views) keep the arena alive. Ordering between arrays whose regions
+  // overlap is the caller's (a memory planner gives overlapping bytes only to arrays whose
+  // lifetimes do not overlap).
+  static NDArray in_arena(std::shared_ptr<storage::Arena> arena, size_t offset, Shape shape,
+                          DType dtype = DType::kFloat32);
 
   bool is_none() const { return chunk_ == nullptr; }
   const Shape& shape() const { return shape_; }
