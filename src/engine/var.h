@@ -110,18 +110,6 @@ size_t var_pool_free();
 // on another.
 struct OprBlock : base::Pooled<OprBlock> {
   std::function<void()> fn;
-  // Asynchronous operations only (push_async): the function, and its completion state. The
-  // operation is alive while `refs` > 0: one per Completion copy plus the engine's own; the
-  // operation completes once (`completed`), at the latest when `handles` (Completion copies,
-  // including the one the engine holds while the function runs) reaches zero.
-  AsyncFn async_fn;
-  Completer* completer = nullptr;
-  std::atomic<int> refs{0};
-  std::atomic<int> handles{0};
-  std::atomic<bool> completed{false};
-  bool started = false;   // the function was called (it is profiled from begin_ticks)
-  bool finished = false;  // naive engine: finish_async ran (guarded by its mutex)
-  uint64_t begin_ticks = 0;
   Context ctx;
   SmallVector<Var*, 4> reads;
   SmallVector<Var*, 4> writes;
@@ -144,6 +132,19 @@ struct OprBlock : base::Pooled<OprBlock> {
   // Threaded engine: a WaitForVar operation, handed to the thread that waits when it is ready
   // (it runs there, not on a worker).
   WaitSync* waiter = nullptr;
+  // Asynchronous operations only (push_async; last, so that the synchronous path's fields keep
+  // their cache lines): the function, and its completion state. The
+  // operation is alive while `refs` > 0: one per Completion copy plus the engine's own; the
+  // operation completes once (`completed`), at the latest when `handles` (Completion copies,
+  // including the one the engine holds while the function runs) reaches zero.
+  AsyncFn async_fn;
+  Completer* completer = nullptr;
+  std::atomic<int> refs{0};
+  std::atomic<int> handles{0};
+  std::atomic<bool> completed{false};
+  bool started = false;   // the function was called (it is profiled from begin_ticks)
+  bool finished = false;  // naive engine: finish_async ran (guarded by its mutex)
+  uint64_t begin_ticks = 0;
 };
 
 // Fills op's read/write lists (deduplicated; a var both read and written counts as written) and
