@@ -25,17 +25,20 @@ namespace {
 using namespace std::chrono_literals;
 
 // Completions handed to a "device" thread that calls them later, in the order it is told.
+// Each is filed under the index of its operation (workers may start operations in any order).
 class Completer {
  public:
-  void add(Completion c) {
+  void add(size_t i, Completion c) {
     std::lock_guard lock(mutex_);
-    pending_.push_back(std::move(c));
+    if (pending_.size() <= i) pending_.resize(i + 1);
+    pending_[i] = std::move(c);
+    ++count_;
     cv_.notify_all();
   }
   // Waits until n completions were handed over.
   void wait_for(size_t n) {
     std::unique_lock lock(mutex_);
-    cv_.wait(lock, [&] { return pending_.size() >= n; });
+    cv_.wait(lock, [&] { return count_ >= n; });
   }
   Completion take(size_t i) {
     std::lock_guard lock(mutex_);
@@ -46,6 +49,7 @@ class Completer {
   std::mutex mutex_;
   std::condition_variable cv_;
   std::vector<Completion> pending_;
+  size_t count_ = 0;
 };
 
 PushOptions named(const char* name, profiler::NameId id = 0) {
@@ -107,7 +111,7 @@ TEST_P(EngineAsyncTest, WorkerIsFreeBeforeCompletion) {
   const VarHandle wa[] = {a};
   const VarHandle wb[] = {b};
   Completer device;
-  engine->push_async([&](Completion c) { device.add(std::move(c)); }, Context::cpu(0), {}, wa);
+  engine->push_async([&](Completion c) { device.add(0, std::move(c)); }, Context::cpu(0), {}, wa);
   std::atomic<bool> ran{false};
   engine->push([&] { ran = true; }, Context::cpu(0), {}, wb);
   engine->wait_for_var(b);  // would hang if the worker were held by the first operation
@@ -131,8 +135,9 @@ TEST_P(EngineAsyncTest, OutOfOrderCompletionsKeepPerVariableOrder) {
   std::vector<int> read_back(kOps, -1);
   for (int i = 0; i < kOps; ++i) {
     const VarHandle w[] = {vars[static_cast<size_t>(i)]};
-    engine->push_async([&device](Completion c) { device.add(std::move(c)); }, Context::cpu(0), {},
-                       w);
+    engine->push_async(
+        [&device, i](Completion c) { device.add(static_cast<size_t>(i), std::move(c)); },
+        Context::cpu(0), {}, w);
     // Reads the variable: must wait for the asynchronous write's completion.
     engine->push([&, i] { read_back[static_cast<size_t>(i)] = written[i].load(); }, Context::cpu(0),
                  w, {});
