@@ -53,13 +53,15 @@ void check_alignment(size_t alignment, const char* where) {
 
 void register_allocator(DeviceType type, DeviceAllocator* allocator) {
   auto& slot = table()[slot_of(type)];
-  if (allocator != nullptr) {
-    DeviceAllocator* current = slot.load(std::memory_order_acquire);
-    NANOMX_CHECK(current == nullptr || current == allocator)
-        << "storage: device type " << type_name(type) << " already has an allocator ("
-        << current->name() << "); cannot register " << allocator->name();
+  if (allocator == nullptr) {
+    slot.store(nullptr, std::memory_order_release);
+    return;
   }
-  slot.store(allocator, std::memory_order_release);
+  DeviceAllocator* current = nullptr;
+  NANOMX_CHECK(slot.compare_exchange_strong(current, allocator, std::memory_order_acq_rel) ||
+               current == allocator)
+      << "storage: device type " << type_name(type) << " already has an allocator ("
+      << current->name() << "); cannot register " << allocator->name();
 }
 
 DeviceAllocator& allocator_for(DeviceType type) {
