@@ -160,8 +160,8 @@ ErrorRef input_error(const OprBlock& op) {
 
 // Drops one Completion copy: the last one completes an operation nobody completed.
 void release_handle(OprBlock* op) noexcept {
-  if (op->handles.fetch_sub(1, std::memory_order_acq_rel) == 1 &&
-      !op->completed.load(std::memory_order_acquire)) {
+  if (op->async->handles.fetch_sub(1, std::memory_order_acq_rel) == 1 &&
+      !op->async->completed.load(std::memory_order_acquire)) {
     try {
       try_complete(op,
                    std::make_shared<const std::string>(
@@ -212,39 +212,40 @@ void run_async_opr_block(OprBlock* op) {
     try_complete(op, std::move(inherited), false);
     return;
   }
-  op->started = true;
-  if (op->profiled) op->begin_ticks = profiler::now_ticks();
+  op->async->started = true;
+  if (op->profiled) op->async->begin_ticks = profiler::now_ticks();
   // The engine's own copy, held while the function runs: a function that throws after dropping
   // its copy completes op with what it threw, not with "destroyed without being called".
-  op->handles.store(1, std::memory_order_relaxed);
-  op->refs.fetch_add(1, std::memory_order_relaxed);
+  op->async->handles.store(1, std::memory_order_relaxed);
+  op->async->refs.fetch_add(1, std::memory_order_relaxed);
   const Completion self(op);
   try {
-    op->async_fn(self);
+    op->async->fn(self);
   } catch (...) {
     ErrorRef error = wrap_error(*op, std::current_exception());
-    if (!try_complete(op, error, true)) op->completer->report_late_error(std::move(error));
+    if (!try_complete(op, error, true)) op->async->completer->report_late_error(std::move(error));
   }
 }
 
 bool try_complete(OprBlock* op, ErrorRef error, bool new_error) {
-  if (op->completed.exchange(true, std::memory_order_acq_rel)) return false;
-  if (op->profiled && op->started) {
-    profiler::record_operator_packed(op->name_id, op->slot, op->begin_ticks, profiler::now_ticks(),
-                                     op->shape_words(), op->num_shape_words, op->flow_id);
+  if (op->async->completed.exchange(true, std::memory_order_acq_rel)) return false;
+  if (op->profiled && op->async->started) {
+    profiler::record_operator_packed(op->name_id, op->slot, op->async->begin_ticks,
+                                     profiler::now_ticks(), op->shape_words(), op->num_shape_words,
+                                     op->flow_id);
   }
-  op->completer->finish_async(op, std::move(error), new_error);
+  op->async->completer->finish_async(op, std::move(error), new_error);
   return true;
 }
 
 void release_opr_ref(OprBlock* op) noexcept {
-  if (op->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete op;
+  if (op->async->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete op;
 }
 
 Completion::Completion(const Completion& other) noexcept : op_(other.op_) {
   if (op_ != nullptr) {
-    op_->refs.fetch_add(1, std::memory_order_relaxed);
-    op_->handles.fetch_add(1, std::memory_order_relaxed);
+    op_->async->refs.fetch_add(1, std::memory_order_relaxed);
+    op_->async->handles.fetch_add(1, std::memory_order_relaxed);
   }
 }
 

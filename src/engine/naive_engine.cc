@@ -38,9 +38,10 @@ class NaiveEngine final : public Engine, private Completer {
     NANOMX_CHECK(fn) << "engine push_async" << (options.name ? " of " : "")
                      << (options.name ? options.name : "") << ": empty function";
     auto* op = new OprBlock;
-    op->async_fn = std::move(fn);
-    op->completer = this;
-    op->refs.store(1, std::memory_order_relaxed);  // ours, until the operation finished
+    op->async = std::make_unique<AsyncState>();
+    op->async->fn = std::move(fn);
+    op->async->completer = this;
+    op->async->refs.store(1, std::memory_order_relaxed);  // ours, until the operation finished
     try {
       init_opr_block(*op, ctx, reads, writes, options);
     } catch (...) {
@@ -50,7 +51,7 @@ class NaiveEngine final : public Engine, private Completer {
     run_async_opr_block(op);
     {
       std::unique_lock lock(mutex_);
-      finished_cv_.wait(lock, [op] { return op->finished; });
+      finished_cv_.wait(lock, [op] { return op->async->finished; });
     }
     release_opr_ref(op);
   }
@@ -64,7 +65,7 @@ class NaiveEngine final : public Engine, private Completer {
     }
     std::lock_guard lock(mutex_);
     if (new_error && error && !first_error_) first_error_ = error;
-    op->finished = true;
+    op->async->finished = true;
     finished_cv_.notify_all();
   }
 

@@ -261,9 +261,11 @@ class ThreadedEngine final : public Engine, private Completer {
                      << (options.name ? options.name : "") << ": empty function";
     if (find_pool(ctx) == nullptr) pool_for(ctx);
     auto* op = new OprBlock;
-    op->async_fn = std::move(fn);
-    op->completer = this;
-    op->refs.store(1, std::memory_order_relaxed);  // the engine's, until the function returned
+    op->async = std::make_unique<AsyncState>();
+    op->async->fn = std::move(fn);
+    op->async->completer = this;
+    op->async->refs.store(1,
+                          std::memory_order_relaxed);  // the engine's, until the function returned
     try {
       init_opr_block(*op, ctx, reads, writes, options);
     } catch (...) {
@@ -571,7 +573,7 @@ class ThreadedEngine final : public Engine, private Completer {
   }
 
   void execute(OprBlock* op) {
-    if (op->async_fn) {  // ends when its completion is called (finish_async)
+    if (op->async) {  // ends when its completion is called (finish_async)
       // wait_all also waits for the function to return: an error it throws after completing
       // is then kept before wait_all looks.
       pending_.fetch_add(1, std::memory_order_relaxed);
@@ -614,7 +616,7 @@ class ThreadedEngine final : public Engine, private Completer {
       if (!first_error_) first_error_ = error;
     }
     error.reset();
-    const bool is_async = static_cast<bool>(op->async_fn);
+    const bool is_async = op->async != nullptr;
     if (!is_async) op->fn = nullptr;  // releases captured arrays now (may push deletions)
     ReadyList ready;
     for (Var* v : op->reads) complete_read(v, ready);

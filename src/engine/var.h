@@ -106,6 +106,21 @@ void free_var(Var* v) noexcept;
 size_t var_pool_allocated();
 size_t var_pool_free();
 
+// An asynchronous operation's function and completion state. The operation is alive while
+// `refs` > 0: one per Completion copy plus the engine's own; it completes once (`completed`), at
+// the latest when `handles` (Completion copies, including the one the engine holds while the
+// function runs) reaches zero.
+struct AsyncState : base::Pooled<AsyncState> {
+  AsyncFn fn;
+  Completer* completer = nullptr;
+  std::atomic<int> refs{0};
+  std::atomic<int> handles{0};
+  std::atomic<bool> completed{false};
+  bool started = false;   // the function was called (it is profiled from begin_ticks)
+  bool finished = false;  // naive engine: finish_async ran (guarded by its mutex)
+  uint64_t begin_ticks = 0;
+};
+
 // Allocated from a process-wide block pool (base/object_pool.h): pushed on one thread, freed
 // on another.
 struct OprBlock : base::Pooled<OprBlock> {
@@ -132,19 +147,9 @@ struct OprBlock : base::Pooled<OprBlock> {
   // Threaded engine: a WaitForVar operation, handed to the thread that waits when it is ready
   // (it runs there, not on a worker).
   WaitSync* waiter = nullptr;
-  // Asynchronous operations only (push_async; last, so that the synchronous path's fields keep
-  // their cache lines): the function, and its completion state. The
-  // operation is alive while `refs` > 0: one per Completion copy plus the engine's own; the
-  // operation completes once (`completed`), at the latest when `handles` (Completion copies,
-  // including the one the engine holds while the function runs) reaches zero.
-  AsyncFn async_fn;
-  Completer* completer = nullptr;
-  std::atomic<int> refs{0};
-  std::atomic<int> handles{0};
-  std::atomic<bool> completed{false};
-  bool started = false;   // the function was called (it is profiled from begin_ticks)
-  bool finished = false;  // naive engine: finish_async ran (guarded by its mutex)
-  uint64_t begin_ticks = 0;
+  // Asynchronous operations only (push_async): their function and completion state, apart so
+  // that the synchronous path's block keeps its size.
+  std::unique_ptr<AsyncState> async;
 };
 
 // Fills op's read/write lists (deduplicated; a var both read and written counts as written) and
@@ -157,7 +162,7 @@ void init_opr_block(OprBlock& op, Context ctx, std::span<const VarHandle> reads,
 ErrorRef run_opr_block(OprBlock& op, bool& new_error);
 
 // Asynchronous operations. The caller holds one reference to op (refs >= 1) and drops it with
-// release_opr_ref when done with op. run_async_opr_block calls op->async_fn with a Completion
+// release_opr_ref when done with op. run_async_opr_block calls op->async->fn with a Completion
 // unless an input holds an error (then op completes with that error at once); a function that
 // throws before completing completes op with its error.
 void run_async_opr_block(OprBlock* op);
