@@ -3,9 +3,11 @@
 // Work is pushed as a function plus the variables it reads and writes; `push` returns at once.
 // Per variable, operations run in push order except that reads pushed between two writes run
 // together: a read waits for every earlier write, a write for every earlier read and write.
-// The threaded engine runs CPU work on a worker pool per CPU device (NANOMX_CPU_WORKER_NTHREADS,
-// default 1); the naive engine (NANOMX_ENGINE_TYPE=NaiveEngine) runs everything inside push
-// (push_async returns once the operation completed, waiting for a completion made elsewhere).
+// The threaded engine runs work on a worker pool per device, found by device type (CPU devices:
+// NANOMX_CPU_WORKER_NTHREADS threads, default 1; a push on a device type without workers, gpu in
+// this build, throws naming it); the naive engine (NANOMX_ENGINE_TYPE=NaiveEngine) runs everything
+// inside push (push_async returns once the operation completed, waiting for a completion made
+// elsewhere).
 //
 // Errors: an exception thrown by an operation is stored on the variables it writes; later
 // operations that read or write such a variable are skipped and inherit the error; the error is
