@@ -3,7 +3,7 @@
 
 #include <cstdint>
 
-#include "nanomx/profiler.h"
+#include "profiler/hooks.h"
 
 namespace nanomx::profiler {
 

@@ -6,6 +6,7 @@
 
 #include "nanomx/error.h"
 #include "nanomx/profiler.h"
+#include "profiler/hooks.h"
 #include "trace_file.h"
 
 namespace prof = nanomx::profiler;

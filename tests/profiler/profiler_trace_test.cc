@@ -9,6 +9,7 @@
 
 #include "nanomx/error.h"
 #include "nanomx/profiler.h"
+#include "profiler/hooks.h"
 #include "trace_file.h"
 
 namespace prof = nanomx::profiler;
@@ -314,7 +315,7 @@ TEST(Trace, FlowLinksThePushToTheOperator) {
 TEST(Trace, MemoryCountersPerDeviceWithPeak) {
   configure("memory.json");
   prof::set_state(prof::State::kRunning);
-  int slot = prof::device_slot(prof::DeviceType::kCPU, 0);
+  int slot = prof::device_slot(prof::device_code::kCPU, 0);
   uint64_t base = prof::memory_in_use(slot);
   prof::memory_alloc(slot, 1000);
   prof::memory_alloc(slot, 500);
@@ -335,13 +336,13 @@ TEST(Trace, MemoryCountersPerDeviceWithPeak) {
 
 TEST(Trace, DeviceSlots) {
   int cpus = static_cast<int>(std::thread::hardware_concurrency());
-  EXPECT_EQ(prof::device_slot(prof::DeviceType::kCPU, 0), 0);
-  EXPECT_EQ(prof::device_slot(prof::DeviceType::kCPUPinned, 0), cpus);
-  EXPECT_EQ(prof::device_slot(prof::DeviceType::kCPUShared, 0), cpus + 1);
-  EXPECT_THROW(prof::device_slot(prof::DeviceType::kCPU, cpus), nanomx::Error);
-  EXPECT_THROW(prof::device_slot(prof::DeviceType::kGPU, 0), nanomx::Error);
+  EXPECT_EQ(prof::device_slot(prof::device_code::kCPU, 0), 0);
+  EXPECT_EQ(prof::device_slot(prof::device_code::kCPUPinned, 0), cpus);
+  EXPECT_EQ(prof::device_slot(prof::device_code::kCPUShared, 0), cpus + 1);
+  EXPECT_THROW(prof::device_slot(prof::device_code::kCPU, cpus), nanomx::Error);
+  EXPECT_THROW(prof::device_slot(prof::device_code::kGPU, 0), nanomx::Error);
   prof::set_gpu_slot_count(2);
-  EXPECT_EQ(prof::device_slot(prof::DeviceType::kGPU, 1), cpus + 1);
+  EXPECT_EQ(prof::device_slot(prof::device_code::kGPU, 1), cpus + 1);
   EXPECT_EQ(prof::device_slot_name(cpus + 1), "gpu/1");
   EXPECT_EQ(prof::device_slot_name(cpus + 2), "cpu pinned/");
 }
