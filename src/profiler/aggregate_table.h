@@ -37,7 +37,7 @@ std::string format_aggregate_json(std::span<const AggregateCategory> categories)
 
 // Sorts (sort key, row) pairs into MXNet's print order: MXNet pops a max-heap of (key, name),
 // so the largest key comes first and ties go by name, descending. `ascending` negates the key
-// only, so ties stay name-descending. `name_of(row)` gives a row's name.
+// only (in place), so ties stay name-descending. `name_of(row)` gives a row's name.
 template <typename RowRef, typename NameOf>
 void sort_in_print_order(std::vector<std::pair<double, RowRef>>* order, bool ascending,
                          NameOf name_of) {
