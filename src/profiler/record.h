@@ -3,7 +3,7 @@
 
 #include <cstdint>
 
-#include "profiler/hooks.h"
+#include "nanomx/profiler.h"
 
 namespace nanomx::profiler {
 
