@@ -157,4 +157,47 @@ TEST(ProfilerConfig, MarkerScopes) {
   }
 }
 
+// parse_config is driven by its key table: every documented key has a parser that sets its
+// field, and each key's value reaches the right field.
+TEST(ProfilerConfig, EveryDocumentedKeyParsesIntoItsField) {
+  const std::vector<std::pair<std::string, std::string>> samples = {
+      {"profile_all", "false"},
+      {"profile_symbolic", "true"},
+      {"profile_imperative", "false"},
+      {"profile_memory", "true"},
+      {"profile_api", "false"},
+      {"filename", "table.json"},
+      {"continuous_dump", "false"},
+      {"dump_period", "2.5"},
+      {"aggregate_stats", "true"},
+      {"profile_process", "server"},
+      {"gpu_memory_profile_filename_prefix", "gpu_prefix"},
+      {"max_buffer_mb", "3"},
+      {"duration_events", "complete"},
+  };
+  ASSERT_EQ(prof::config_keys().size(), samples.size());
+  for (size_t i = 0; i < samples.size(); ++i) EXPECT_EQ(prof::config_keys()[i], samples[i].first);
+  const prof::Config c = prof::parse_config(samples);
+  EXPECT_EQ(c.mode, prof::kSymbolic | prof::kMemory);
+  EXPECT_EQ(c.filename, "table.json");
+  EXPECT_FALSE(c.continuous_dump);
+  EXPECT_DOUBLE_EQ(c.dump_period_seconds, 2.5);
+  EXPECT_TRUE(c.aggregate_stats);
+  EXPECT_EQ(c.profile_process, prof::ProfileProcess::kServer);
+  EXPECT_EQ(c.gpu_memory_profile_filename_prefix, "gpu_prefix");
+  EXPECT_EQ(c.max_buffer_bytes, 3u << 20);
+  EXPECT_EQ(c.duration_events, prof::DurationEvents::kComplete);
+}
+
+TEST(ProfilerConfig, ChoiceKeysNameTheKeyAndTheChoices) {
+  try {
+    prof::parse_config({{"duration_events", "half"}});
+    FAIL();
+  } catch (const nanomx::Error& e) {
+    EXPECT_STREQ(e.what(),
+                 "Invalid Input: 'half', valid values are: {'begin_end', 'complete'} (key "
+                 "duration_events)");
+  }
+}
+
 }  // namespace
