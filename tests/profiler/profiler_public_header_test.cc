@@ -13,6 +13,7 @@
 #include "nanomx/context.h"
 #include "nanomx/engine.h"
 #include "nanomx/profiler.h"
+#include "profiler_fixture.h"
 
 #if __has_include("profiler/hooks.h")
 #error "this test must be built without src/ on the include path"
@@ -26,6 +27,8 @@ static_assert(static_cast<int>(nanomx::DeviceType::kCPUShared) == 5, "MXNet's de
 
 namespace {
 
+class ProfilerPublicHeader : public nanomx::testing::ProfilerTest {};
+
 std::string read_text(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream s;
@@ -33,7 +36,7 @@ std::string read_text(const std::string& path) {
   return s.str();
 }
 
-TEST(ProfilerPublicHeader, ScopeAndUserObjectsRecordThroughThePublicApiAlone) {
+TEST_F(ProfilerPublicHeader, ScopeAndUserObjectsRecordThroughThePublicApiAlone) {
   const std::string file = "public_header_trace.json";
   prof::set_config({{"profile_all", "true"}, {"filename", file}, {"continuous_dump", "false"}});
   prof::set_state(prof::State::kRunning);
@@ -50,7 +53,7 @@ TEST(ProfilerPublicHeader, ScopeAndUserObjectsRecordThroughThePublicApiAlone) {
   std::remove(file.c_str());
 }
 
-TEST(ProfilerPublicHeader, CurrentConfigIsASnapshot) {
+TEST_F(ProfilerPublicHeader, CurrentConfigIsASnapshot) {
   prof::set_config({{"filename", "first.json"}, {"continuous_dump", "false"}});
   const prof::Config before = prof::current_config();
   prof::set_config({{"filename", "second.json"}, {"continuous_dump", "false"}});
@@ -58,7 +61,7 @@ TEST(ProfilerPublicHeader, CurrentConfigIsASnapshot) {
   EXPECT_EQ(prof::current_config().filename, "second.json");
 }
 
-TEST(ProfilerPublicHeader, EnginePushOptionsDefaultToImperative) {
+TEST_F(ProfilerPublicHeader, EnginePushOptionsDefaultToImperative) {
   nanomx::engine::PushOptions options;
   EXPECT_EQ(options.profile_mode, prof::kImperative);
 }
