@@ -9,6 +9,7 @@
 #include "nanomx/env.h"
 #include "nanomx/error.h"
 #include "nanomx/storage.h"
+#include "profiler/hooks.h"
 
 namespace nanomx::storage {
 namespace {
