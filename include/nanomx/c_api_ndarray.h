@@ -30,6 +30,12 @@ typedef void* AtomicSymbolCreator;
 NANOMX_DLL int MXNDArrayCreateNone(NDArrayHandle* out);
 /* dev_type: 1 cpu, 2 gpu, 3 cpu_pinned, 5 cpu_shared; dtype: MXNet's type flag (0 float32, 1
  * float64, 2 float16, 3 uint8, 4 int32, 5 int8, 6 int64). delay_alloc is accepted and ignored. */
+/* The element types this library supports (a nanomx extension; MXNet has no such call), so that
+ * bindings build their dtype tables from the library instead of copying them: *out_size entries,
+ * in type-code order, of MXNet's type code, the name (as numpy spells it: "float32", ...) and the
+ * element size in bytes. The arrays are the library's and stay valid while it is loaded. */
+NANOMX_DLL int MXGetDTypeTable(mx_uint* out_size, const int** out_codes, const char*** out_names,
+                               const mx_uint** out_sizes);
 NANOMX_DLL int MXNDArrayCreateEx(const mx_uint* shape, mx_uint ndim, int dev_type, int dev_id,
                                  int delay_alloc, int dtype, NDArrayHandle* out);
 NANOMX_DLL int MXNDArrayFree(NDArrayHandle handle);

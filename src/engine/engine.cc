@@ -8,6 +8,7 @@
 #include "engine/var.h"
 #include "nanomx/env.h"
 #include "nanomx/error.h"
+#include "profiler/hooks.h"
 
 namespace nanomx::engine {
 

@@ -9,6 +9,7 @@
 
 #include "nanomx/error.h"
 #include "nanomx/ndarray.h"
+#include "profiler/hooks.h"
 
 namespace nanomx {
 namespace {

@@ -3,6 +3,7 @@
 
 #include "nanomx/error.h"
 #include "nanomx/profiler.h"
+#include "profiler/hooks.h"
 #include "profiler/recording.h"
 
 namespace nanomx::profiler {

@@ -10,6 +10,7 @@
 #include "base/spin_lock.h"
 #include "nanomx/env.h"
 #include "nanomx/error.h"
+#include "profiler/hooks.h"
 
 namespace nanomx::storage {
 namespace {

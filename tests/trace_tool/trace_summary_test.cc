@@ -47,6 +47,17 @@ TEST(TraceSummary, TorchCompleteEventTraceMatchesHandComputedTable) {
   EXPECT_EQ(summarize(fixture("torch_x.json")), read_text(fixture("torch_x.expected.txt")));
 }
 
+// The summary's JSON goes through the profiler's escaper (one formatter for both), so a name
+// with a quote or a backslash still gives valid JSON.
+TEST(TraceSummary, JsonEscapesNamesAsTheProfilerDoes) {
+  const std::string path = testing::scratch_dir() + "/quoted_names.json";
+  testing::write_text(path,
+                      R"([{"name": "say \"hi\" \\ now", "cat": "operator", "ph": "X", "ts": 1, )"
+                      R"("dur": 2, "tid": 1, "pid": 0}])");
+  const std::string json = summarize(path, SummaryFormat::kJson);
+  EXPECT_NE(json.find(R"("say \"hi\" \\ now": {)"), std::string::npos) << json;
+}
+
 TEST(TraceSummary, TruncatedTraceReadsCompleteEventsAndCountsIgnoredBytes) {
   auto trace = load_trace(fixture("truncated.json"));
   EXPECT_TRUE(trace->truncated);
