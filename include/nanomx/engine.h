@@ -1,4 +1,4 @@
-// The asynchronous dependency engine (MXNet's model, spec §7).
+// The asynchronous dependency engine (MXNet's model, docs/mxnet-compat.md#engine).
 //
 // Work is pushed as a function plus the variables it reads and writes; `push` returns at once.
 // Per variable, operations run in push order except that reads pushed between two writes run

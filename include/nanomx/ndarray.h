@@ -137,7 +137,7 @@ class NDArray {
   size_t byte_offset_ = 0;
 };
 
-// ---- Save / load (spec §1.5, MXNet 1.x binary formats) -----------------------------------------
+// ---- Save / load (MXNet 1.x binary formats, docs/mxnet-compat.md#file-formats) ----
 
 // The single-array blob (NDArray::Save; what pickling stores): appended to `out`.
 void save_blob(const NDArray& array, std::string& out);

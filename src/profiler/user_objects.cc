@@ -1,4 +1,5 @@
-// Domain, Task, Frame, Event, Counter, Marker: MXNet's custom profiling objects (spec §7).
+// Domain, Task, Frame, Event, Counter, Marker: MXNet's custom profiling objects
+// (docs/mxnet-compat.md#user-objects).
 #include <atomic>
 
 #include "nanomx/error.h"

@@ -1,5 +1,5 @@
-// The profiler's C functions (spec §9): MXNet 1.9.1 signatures, 0/-1 returns, MXGetLastError,
-// and no exception or abort for null handles, empty names or calls out of order.
+// The profiler's C functions (docs/mxnet-compat.md#c-api): MXNet 1.9.1 signatures, 0/-1 returns,
+// MXGetLastError, and no exception or abort for null handles, empty names or calls out of order.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
-// Configuration parsing: mode mapping, value parsing and every error message (spec §2.2-§2.3,
-// with DESIGN.md's departure for the mode flags).
+// Configuration parsing: mode mapping, value parsing and every error message
+// (docs/mxnet-compat.md#configuration, with its departure for the mode flags).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 

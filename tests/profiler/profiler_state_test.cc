@@ -1,5 +1,5 @@
-// The state machine and its gates (spec §2.4, §4.5, §7): run/stop/pause interplay, mode bits,
-// dump rules, dumps() and its reset, user-object semantics.
+// The state machine and its gates (docs/mxnet-compat.md#state-machine): run/stop/pause interplay,
+// mode bits, dump rules, dumps() and its reset, user-object semantics.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -260,7 +260,8 @@ TEST_F(ProfilerState, CounterWrapsBelowZeroAsUnsigned) {
 }
 
 TEST_F(ProfilerState, CounterStatsFollowMxnetUnits) {
-  // spec §11.1 #8: value 5, +1, then 50001 increments and 49999 decrements: final 8.
+  // MXNet's test_profiler.py counter test: value 5, +1, then 50001 increments and 49999 decrements:
+  // final 8.
   configure("counter.json", {{"aggregate_stats", "true"}});
   prof::set_state(prof::State::kRunning);
   prof::dumps(true);

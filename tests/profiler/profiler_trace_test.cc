@@ -1,5 +1,5 @@
 // The trace file: layout, phases per record kind, metadata, escaping, several files per process,
-// continuous growth, the memory bound (spec §5, docs/trace-format.md).
+// continuous growth, the memory bound (docs/trace-format.md).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>

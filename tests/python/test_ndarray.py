@@ -465,7 +465,7 @@ def test_save_load_list_dict_and_single(in_tmp):
 
 
 def test_golden_96_byte_file(in_tmp):
-    """One float32 2x3 array on cpu(0) saved as a list: spec §1.5's 96 bytes."""
+    """One float32 2x3 array on cpu(0) saved as a list: MXNet's 96 bytes (docs/mxnet-compat.md#file-formats)."""
     values = np.arange(6, dtype=np.float32).reshape(2, 3)
     mx.nd.save("golden.params", [mx.nd.array(values)])
     data = open("golden.params", "rb").read()
