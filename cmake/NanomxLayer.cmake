@@ -1,6 +1,8 @@
 # nanomx_layer(NAME [PUBLIC deps...] [PRIVATE deps...] [SOURCES files...])
 #
-# One static library per layer (src/<layer>/), PIC so that libnanomx.so can carry it.
+# One static library per layer (src/<layer>/), PIC so that libnanomx.so can carry it, and built
+# with hidden visibility: libnanomx.so exports only what nanomx/export.h says (the C API and
+# the declarations of include/nanomx/).
 #
 # The layer order is profiler < base < storage < engine < ndarray < ops < c_api. A layer names
 # the layers it uses: PUBLIC when its public header exposes their types, PRIVATE otherwise. The
@@ -11,7 +13,8 @@ function(nanomx_layer name)
   cmake_parse_arguments(L "" "" "PUBLIC;PRIVATE;SOURCES" ${ARGN})
   set(target nanomx_${name})
   add_library(${target} STATIC ${L_SOURCES})
-  set_target_properties(${target} PROPERTIES POSITION_INDEPENDENT_CODE ON)
+  set_target_properties(${target} PROPERTIES POSITION_INDEPENDENT_CODE ON
+                                             CXX_VISIBILITY_PRESET hidden)
   target_include_directories(${target}
     PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
     PRIVATE ${PROJECT_SOURCE_DIR}/src)

@@ -3,6 +3,9 @@
 
 #include <string>
 
+// The C++ API: exported from libnanomx.so (nanomx/export.h).
+#pragma GCC visibility push(default)
+
 namespace nanomx {
 
 // MXNet's device type codes. The profiler, a layer below this one, names devices by these same
@@ -27,3 +30,5 @@ struct Context {
 Context make_context(int dev_type, int dev_id);
 
 }  // namespace nanomx
+
+#pragma GCC visibility pop

@@ -36,6 +36,9 @@
 #include "nanomx/profiler.h"
 #include "nanomx/shape.h"
 
+// The C++ API: exported from libnanomx.so (nanomx/export.h).
+#pragma GCC visibility push(default)
+
 namespace nanomx::engine {
 
 // MXNet's FnProperty. kAsync and kDeleteVar operations that are ready at push time run inline on
@@ -141,3 +144,5 @@ class Engine {
 EngineType parse_engine_type(std::string_view name);
 
 }  // namespace nanomx::engine
+
+#pragma GCC visibility pop

@@ -19,6 +19,9 @@
 #include "nanomx/engine.h"
 #include "nanomx/shape.h"
 
+// The C++ API: exported from libnanomx.so (nanomx/export.h).
+#pragma GCC visibility push(default)
+
 namespace nanomx {
 
 namespace storage {
@@ -156,3 +159,5 @@ LoadedArrays load_list(const void* data, size_t size, const std::string& source)
 LoadedArrays load_file(const std::string& filename);
 
 }  // namespace nanomx
+
+#pragma GCC visibility pop

@@ -27,6 +27,9 @@
 #include <utility>
 #include <vector>
 
+// The C++ API: exported from libnanomx.so (nanomx/export.h).
+#pragma GCC visibility push(default)
+
 namespace nanomx::profiler {
 
 // ------------------------------------------------------------------------------------------
@@ -253,3 +256,5 @@ class ScopedEvent {
       ::nanomx::profiler::intern(name_literal);                                                 \
   ::nanomx::profiler::ScopedEvent NANOMX_PROFILE_CONCAT(                                        \
       nanomx_scope_, __LINE__)(NANOMX_PROFILE_CONCAT(nanomx_scope_name_, __LINE__))
+
+#pragma GCC visibility pop

@@ -14,6 +14,9 @@
 
 #include "nanomx/context.h"
 
+// The C++ API: exported from libnanomx.so (nanomx/export.h).
+#pragma GCC visibility push(default)
+
 namespace nanomx::storage {
 
 // A block of device memory. `size` is what was asked for; `capacity` what the block holds (the
@@ -99,3 +102,5 @@ class ArenaLayout {
 };
 
 }  // namespace nanomx::storage
+
+#pragma GCC visibility pop
