@@ -107,7 +107,8 @@ Config parse_config(const KeyValues& key_values) {
   for (const auto& [key, value] : key_values) {
     if (key.size() > 4 && key.rfind("__", 0) == 0 && key.compare(key.size() - 2, 2, "__") == 0)
       continue;  // MXNet ignores __hidden__ keys
-    auto mode_flag = [&](uint32_t bits) {
+    // Named captures: clang 14 cannot capture a structured binding implicitly.
+    auto mode_flag = [&, &key = key, &value = value](uint32_t bits) {
       any_mode_flag = true;
       if (parse_bool(key, value)) mode |= bits;
     };
