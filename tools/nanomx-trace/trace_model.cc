@@ -306,7 +306,10 @@ class ModelBuilder {
     }
     DurationStat& stat = model_.duration_stats[found->second];
     ++stat.count;
-    stat.total_ns += slice.dur_ns;
+    // Saturates: each duration is within range, but a sum of many need not be.
+    if (__builtin_add_overflow(stat.total_ns, slice.dur_ns, &stat.total_ns)) {
+      stat.total_ns = INT64_MAX;
+    }
     stat.min_ns = std::min(stat.min_ns, slice.dur_ns);
     stat.max_ns = std::max(stat.max_ns, slice.dur_ns);
     if (options_.keep_slices) model_.slices.push_back(slice);
