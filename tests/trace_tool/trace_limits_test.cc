@@ -129,6 +129,11 @@ TEST(TraceLimits, MoreEventsThanTheLimitAreRefused) {
   EXPECT_EQ(result.exit_code, 1) << result.output;
   EXPECT_NE(result.output.find("more than 3 events"), std::string::npos) << result.output;
   EXPECT_EQ(run_command(tool() + " summary " + path + " --max-events 5").exit_code, 0);
+  // merge reads whole files: the same limit.
+  auto merged =
+      run_command(tool() + " merge " + path + " -o " + path + ".merged.json" + " --max-events 3");
+  EXPECT_EQ(merged.exit_code, 1) << merged.output;
+  EXPECT_NE(merged.output.find("more than 3 events"), std::string::npos) << merged.output;
 }
 
 TEST(TraceLimits, BadLimitFlagsAreUsageErrors) {

@@ -45,8 +45,8 @@ std::string mib(uint64_t bytes) {
 }
 
 [[noreturn]] void throw_too_many_events(const std::string& path, size_t offset) {
-  throw TraceError(path + ": byte " + std::to_string(offset) + ": more than " +
-                   std::to_string(g_limits.max_events) +
+  std::string where = offset == SIZE_MAX ? "" : ": byte " + std::to_string(offset);
+  throw TraceError(path + where + ": more than " + std::to_string(g_limits.max_events) +
                    " events (the limit; raise it with --max-events N)");
 }
 
@@ -373,6 +373,7 @@ std::unique_ptr<LoadedTrace> parse_trace(std::string text, const std::string& la
   } else {
     throw TraceError(label + ": the top-level value is neither an object nor an array");
   }
+  if (trace->events.size() > g_limits.max_events) throw_too_many_events(label, SIZE_MAX);
   return trace;
 }
 
