@@ -22,8 +22,8 @@ function(nanomx_layer name)
   target_link_libraries(${target} PUBLIC ${L_PUBLIC} PRIVATE ${L_PRIVATE})
 
   # The link check: this layer's objects plus only what it declares must resolve every symbol.
-  # Sanitizer builds skip it (their runtime symbols are resolved by the final executable).
-  if(NOT NANOMX_SANITIZE)
+  # Sanitizer and fuzz builds skip it (their runtime symbols are resolved by the final executable).
+  if(NOT NANOMX_SANITIZE AND NOT NANOMX_FUZZ)
     set(check ${target}_link_check)
     add_library(${check} SHARED ${PROJECT_SOURCE_DIR}/cmake/link_check.cc)
     target_link_libraries(${check} PRIVATE

@@ -177,7 +177,7 @@ Config parse_config(const KeyValues& key_values) {
     if (key.size() > 4 && key.rfind("__", 0) == 0 && key.compare(key.size() - 2, 2, "__") == 0)
       continue;  // MXNet ignores __hidden__ keys
     const KeyRow* row = std::find_if(std::begin(kKeys), std::end(kKeys),
-                                     [&](const KeyRow& r) { return key == r.key; });
+                                     [&key = key](const KeyRow& r) { return key == r.key; });
     if (row == std::end(kKeys)) {
       std::string message = "Cannot find argument '" + key + "', Possible Arguments:\n";
       message += "----------------\n";

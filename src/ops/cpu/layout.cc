@@ -228,7 +228,8 @@ Plan plan_slice_assign(const Params& p, std::span<const NDArray> in, const NDArr
   plan.kernel = [r](std::span<const NDArray> in, const NDArray& out) {
     copy_if_distinct(in[0], out);
     auto [strides, base] = region_strides(out.shape(), r);
-    cpu::dispatch_size(dtype_size(out.dtype()), [&](auto tag) {
+    // Named captures: clang 14 cannot capture a structured binding implicitly.
+    cpu::dispatch_size(dtype_size(out.dtype()), [&, &strides = strides, base = base](auto tag) {
       using E = decltype(tag);
       E* o = static_cast<E*>(out.data());
       const E* s = static_cast<const E*>(in[1].data());
@@ -252,7 +253,7 @@ Plan plan_slice_assign_scalar(const Params& p, std::span<const NDArray> in, cons
   plan.kernel = [r, scalar](std::span<const NDArray> in, const NDArray& out) {
     copy_if_distinct(in[0], out);
     auto [strides, base] = region_strides(out.shape(), r);
-    dispatch_dtype(out.dtype(), [&](auto tag) {
+    dispatch_dtype(out.dtype(), [&, &strides = strides, base = base](auto tag) {
       using T = decltype(tag);
       const T v = from_double<T>(scalar);
       T* o = out.data_as<T>();
