@@ -9,9 +9,11 @@
 #include <new>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "c_api/c_api_common.h"
+#include "c_api/handle_table.h"
 #include "nanomx/ndarray.h"
 #include "nanomx/ops.h"
 #include "ops/registry.h"
@@ -21,148 +23,69 @@ using nanomx::c_api::check_not_null;
 
 namespace {
 
-// A set of pointers without a node per element: open addressing, linear probing, deletion by
-// backward shift. Allocates only when it grows.
-class PointerSet {
- public:
-  bool contains(const void* p) const {
-    if (slots_.empty()) return false;
-    for (size_t i = home(p);; i = next(i)) {
-      if (slots_[i] == p) return true;
-      if (slots_[i] == nullptr) return false;
-    }
-  }
-  void insert(const void* p) {
-    if (2 * (count_ + 1) > slots_.size()) grow();
-    size_t i = home(p);
-    while (slots_[i] != nullptr && slots_[i] != p) i = next(i);
-    if (slots_[i] == nullptr) ++count_;
-    slots_[i] = p;
-  }
-  bool erase(const void* p) {
-    if (slots_.empty()) return false;
-    size_t i = home(p);
-    for (; slots_[i] != p; i = next(i)) {
-      if (slots_[i] == nullptr) return false;
-    }
-    // Shift later entries of the probe run back into the hole when their home allows it.
-    for (size_t j = next(i); slots_[j] != nullptr; j = next(j)) {
-      const size_t k = home(slots_[j]);
-      const bool k_in_hole_to_j = i <= j ? (i < k && k <= j) : (i < k || k <= j);
-      if (!k_in_hole_to_j) {
-        slots_[i] = slots_[j];
-        i = j;
-      }
-    }
-    slots_[i] = nullptr;
-    --count_;
-    return true;
-  }
-
- private:
-  size_t home(const void* p) const {
-    uint64_t x = reinterpret_cast<uintptr_t>(p);
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    return static_cast<size_t>(x) & (slots_.size() - 1);
-  }
-  size_t next(size_t i) const { return (i + 1) & (slots_.size() - 1); }
-  void grow() {
-    std::vector<const void*> old(slots_.empty() ? 16 : 2 * slots_.size(), nullptr);
-    old.swap(slots_);
-    count_ = 0;
-    for (const void* p : old) {
-      if (p != nullptr) insert(p);
-    }
-  }
-  std::vector<const void*> slots_;  // size 0 or a power of two; null = empty
-  size_t count_ = 0;
-};
-
-// Every handle this API gave out and that is not freed yet: a stale or foreign handle is an
-// error, never dereferenced. Handles are NDArrays in slots that are reused after MXNDArrayFree
-// (so creating and freeing a handle does not allocate once the pool is warm).
-struct LiveHandles {
-  struct alignas(NDArray) Slot {
-    unsigned char bytes[sizeof(NDArray)];
-  };
-  static constexpr size_t kSlotsPerBlock = 256;
-
-  std::mutex mutex;
-  PointerSet handles;
-  std::vector<std::unique_ptr<Slot[]>> blocks;
-  std::vector<Slot*> free_slots;  // capacity: every slot, so returning one never allocates
-
-  Slot* take_slot() {
-    if (free_slots.empty()) {
-      free_slots.reserve((blocks.size() + 1) * kSlotsPerBlock);
-      blocks.push_back(std::make_unique<Slot[]>(kSlotsPerBlock));
-      Slot* block = blocks.back().get();
-      for (size_t i = kSlotsPerBlock; i-- > 0;) free_slots.push_back(block + i);
-    }
-    Slot* slot = free_slots.back();
-    free_slots.pop_back();
-    return slot;
-  }
-};
-LiveHandles& live() {
-  static LiveHandles* instance = new LiveHandles;  // handles may be freed during static destruction
-  return *instance;
+// Every NDArray handle given out and not freed yet (handle_table.h): a stale, double-freed or
+// made-up handle is an error, never dereferenced. Never destroyed: handles may be freed during
+// static destruction.
+using ArrayTable = nanomx::c_api::HandleTable<NDArray, nanomx::c_api::HandleKind::kNDArray>;
+ArrayTable& arrays() {
+  static auto* table = new ArrayTable;
+  return *table;
 }
 
-NDArray& array_of(NDArrayHandle handle, const char* function) {
-  check_not_null(handle, function, "array handle");
-  LiveHandles& l = live();
-  std::lock_guard lock(l.mutex);
-  NANOMX_CHECK(l.handles.contains(handle))
-      << function << ": " << handle
-      << " is not a live NDArray handle (already freed, or not created by this library)";
-  return *static_cast<NDArray*>(handle);
+NDArray& array_of(NDArrayHandle handle, const char* function, const char* argument = "handle") {
+  check_not_null(handle, function, argument);
+  return arrays().get(handle, function, argument);
 }
 
-// As array_of for a list of handles under one lock: list[i] = the array of handles[i].
+// As array_of for a list of handles: list[i] = the array of handles[i].
 template <class List>
 void arrays_of(const NDArrayHandle* handles, size_t n, const char* function, List& list) {
-  LiveHandles& l = live();
-  std::lock_guard lock(l.mutex);
+  const ArrayTable& table = arrays();
   for (size_t i = 0; i < n; ++i) {
     check_not_null(handles[i], function, "array handle");
-    NANOMX_CHECK(l.handles.contains(handles[i]))
-        << function << ": " << handles[i]
-        << " is not a live NDArray handle (already freed, or not created by this library)";
-    list[i] = *static_cast<const NDArray*>(handles[i]);
+    const NDArray* array = table.find(handles[i]);
+    if (array == nullptr) {
+      const std::string argument = "array handle #" + std::to_string(i) + " of the list";
+      table.fail(handles[i], function, argument.c_str());
+    }
+    list[i] = *array;
   }
 }
 
-NDArrayHandle new_handle(NDArray array) {
-  LiveHandles& l = live();
-  std::lock_guard lock(l.mutex);
-  LiveHandles::Slot* slot = l.take_slot();
-  try {
-    l.handles.insert(slot);
-  } catch (...) {
-    l.free_slots.push_back(slot);
-    throw;
-  }
-  return new (slot) NDArray(std::move(array));
-}
+NDArrayHandle new_handle(NDArray array) { return arrays().emplace(std::move(array)); }
 
-// Frees a handle; the array itself is released after the lock is dropped (that may push its
-// storage's deletion to the engine).
+// Frees a handle; the array itself is released after the table's lock is dropped (that may push
+// its storage's deletion to the engine).
 void free_handle(NDArrayHandle handle) {
-  NDArray released;
-  {
-    LiveHandles& l = live();
-    std::lock_guard lock(l.mutex);
-    NANOMX_CHECK(l.handles.erase(handle))
-        << "MXNDArrayFree: " << handle
-        << " is not a live NDArray handle (already freed, or not created by this library)";
-    auto* array = static_cast<NDArray*>(handle);
-    released = std::move(*array);
-    array->~NDArray();
-    l.free_slots.push_back(static_cast<LiveHandles::Slot*>(handle));
+  NDArray released = arrays().release(handle, "MXNDArrayFree", "handle");
+}
+
+// Operators are never unregistered, so each has one handle for the process's life.
+using OpTable = nanomx::c_api::HandleTable<const nanomx::ops::Op*, nanomx::c_api::HandleKind::kOp>;
+OpTable& ops_table() {
+  static auto* table = new OpTable;
+  return *table;
+}
+
+OpHandle op_handle_of(const nanomx::ops::Op& op) {
+  static std::mutex mutex;
+  static auto* handles = new std::unordered_map<const nanomx::ops::Op*, OpHandle>;
+  std::lock_guard lock(mutex);
+  auto [it, inserted] = handles->try_emplace(&op, nullptr);
+  if (inserted) {
+    try {
+      it->second = ops_table().emplace(&op);
+    } catch (...) {
+      handles->erase(it);
+      throw;
+    }
   }
+  return it->second;
+}
+
+const nanomx::ops::Op& op_of(AtomicSymbolCreator creator, const char* function) {
+  check_not_null(creator, function, "op handle");
+  return *ops_table().get(creator, function, "op handle");
 }
 
 // Up to N arrays on the stack, more on the heap: the array lists of one C call.
@@ -445,7 +368,7 @@ int NNGetOpHandle(const char* op_name, OpHandle* op_out) {
   NANOMX_API_BEGIN(NNGetOpHandle);
   check_not_null(op_name, "NNGetOpHandle", "op_name");
   check_not_null(op_out, "NNGetOpHandle", "op_out");
-  *op_out = const_cast<nanomx::ops::Op*>(&nanomx::ops::get_op(op_name));
+  *op_out = op_handle_of(nanomx::ops::get_op(op_name));
   NANOMX_API_END();
 }
 
@@ -456,7 +379,7 @@ int MXSymbolGetAtomicSymbolInfo(AtomicSymbolCreator creator, const char** name,
                                 const char** return_type) {
   NANOMX_API_BEGIN(MXSymbolGetAtomicSymbolInfo);
   constexpr const char* kFunction = "MXSymbolGetAtomicSymbolInfo";
-  check_not_null(creator, kFunction, "op handle");
+  const nanomx::ops::Op& op = op_of(creator, kFunction);
   check_not_null(name, kFunction, "name");
   check_not_null(description, kFunction, "description");
   check_not_null(num_args, kFunction, "num_args");
@@ -464,7 +387,6 @@ int MXSymbolGetAtomicSymbolInfo(AtomicSymbolCreator creator, const char** name,
   check_not_null(arg_type_infos, kFunction, "arg_type_infos");
   check_not_null(arg_descriptions, kFunction, "arg_descriptions");
   check_not_null(key_var_num_args, kFunction, "key_var_num_args");
-  const auto& op = *static_cast<const nanomx::ops::Op*>(creator);
   info_names.clear();
   info_types.clear();
   info_descriptions.clear();
@@ -493,7 +415,6 @@ int MXImperativeInvoke(AtomicSymbolCreator creator, int num_inputs, NDArrayHandl
                        int* num_outputs, NDArrayHandle** outputs, int num_params,
                        const char** param_keys, const char** param_vals) {
   NANOMX_API_BEGIN(MXImperativeInvoke);
-  check_not_null(creator, "MXImperativeInvoke", "op handle");
   check_not_null(num_outputs, "MXImperativeInvoke", "num_outputs");
   check_not_null(outputs, "MXImperativeInvoke", "outputs");
   NANOMX_CHECK(num_inputs >= 0 && num_params >= 0)
@@ -503,7 +424,7 @@ int MXImperativeInvoke(AtomicSymbolCreator creator, int num_inputs, NDArrayHandl
     check_not_null(param_keys, "MXImperativeInvoke", "param_keys");
     check_not_null(param_vals, "MXImperativeInvoke", "param_vals");
   }
-  const auto& op = *static_cast<const nanomx::ops::Op*>(creator);
+  const auto& op = op_of(creator, "MXImperativeInvoke");
   ArrayList<nanomx::ops::kMaxInputs> in(static_cast<size_t>(num_inputs));
   arrays_of(inputs, static_cast<size_t>(num_inputs), "MXImperativeInvoke", in);
   // The attribute list is kept per thread so that its strings' buffers are reused.

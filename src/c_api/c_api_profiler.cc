@@ -3,10 +3,10 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <unordered_set>
 #include <vector>
 
 #include "c_api/c_api_common.h"
+#include "c_api/handle_table.h"
 #include "nanomx/c_api.h"
 #include "nanomx/profiler.h"
 
@@ -17,45 +17,40 @@ namespace {
 
 std::atomic<ServerProfilerSender> g_server_sender{nullptr};
 
-enum class HandleKind : uint32_t { kDomain, kDuration, kCounter };
+enum class ProfileKind : uint32_t { kDomain, kDuration, kCounter };
 
 // What a ProfileHandle points at.
 struct ProfileObject {
-  HandleKind kind;
+  ProfileKind kind;
   std::unique_ptr<prof::Domain> domain;
   std::unique_ptr<prof::Duration> duration;
   std::unique_ptr<prof::Counter> counter;
 };
 
-// Every handle given out and not destroyed (domains are never destroyed, as MXNet). A handle is
-// used only after it is found here, so a stale, foreign or wrong-kind handle is an error, never
-// a dereference. The set itself is never freed: handles stay usable in exit-time code.
-std::mutex g_handles_mutex;
-std::unordered_set<ProfileObject*>& live_handles() {
-  static auto* set = new std::unordered_set<ProfileObject*>();
-  return *set;
+// Every handle given out and not destroyed (domains are never destroyed, as MXNet), in a handle
+// table (handle_table.h): a stale, made-up or other-kind handle is an error, never a
+// dereference. The table is never freed: handles stay usable in exit-time code.
+using ProfileTable = HandleTable<ProfileObject, HandleKind::kProfileObject>;
+ProfileTable& profile_objects() {
+  static auto* table = new ProfileTable;
+  return *table;
 }
 
-// Runs use(object) with the handle checked and kept alive (the lock is held) meanwhile.
+// Runs use(object) with the handle checked. Using a handle while another thread destroys it is
+// the caller's error, as with any handle.
 template <typename Use>
-void with_object(ProfileHandle handle, HandleKind kind, const char* function, Use&& use) {
+void with_object(ProfileHandle handle, ProfileKind kind, const char* function, Use&& use) {
   check_not_null(handle, function, "the profile handle");
   static const char* kKindNames[] = {"domain", "task, frame or event", "counter"};
-  std::lock_guard<std::mutex> lock(g_handles_mutex);
-  auto* object = static_cast<ProfileObject*>(handle);
-  NANOMX_CHECK(live_handles().count(object) != 0)
-      << function << ": the handle is not a live profiler object (destroyed, or never created)";
-  NANOMX_CHECK(object->kind == kind)
+  ProfileObject& object = profile_objects().get(handle, function, "the profile handle");
+  NANOMX_CHECK(object.kind == kind)
       << function << ": expected a " << kKindNames[static_cast<int>(kind)] << " handle, got a "
-      << kKindNames[static_cast<int>(object->kind)] << " handle";
-  use(object);
+      << kKindNames[static_cast<int>(object.kind)] << " handle";
+  use(&object);
 }
 
 ProfileHandle keep(std::unique_ptr<ProfileObject> object) {
-  ProfileObject* raw = object.release();
-  std::lock_guard<std::mutex> lock(g_handles_mutex);
-  live_handles().insert(raw);
-  return raw;
+  return profile_objects().emplace(std::move(*object));
 }
 
 std::string checked_name(const char* name, const char* function, const char* what) {
@@ -189,7 +184,7 @@ int MXProfileCreateDomain(const char* domain, ProfileHandle* out) {
   std::string name = checked_name(domain, "MXProfileCreateDomain", "the domain name");
   check_not_null(out, "MXProfileCreateDomain", "out");
   auto object = std::make_unique<ProfileObject>();
-  object->kind = HandleKind::kDomain;
+  object->kind = ProfileKind::kDomain;
   object->domain = std::make_unique<prof::Domain>(name);
   *out = keep(std::move(object));
   NANOMX_API_END();
@@ -198,11 +193,11 @@ int MXProfileCreateDomain(const char* domain, ProfileHandle* out) {
 namespace {
 template <typename Make>
 int create_object(const char* function, ProfileHandle domain, const char* name, const char* what,
-                  ProfileHandle* out, HandleKind kind, Make make) {
+                  ProfileHandle* out, ProfileKind kind, Make make) {
   NANOMX_API_BEGIN_UNPROFILED();
   const prof::Domain* d = nullptr;  // domains are never freed, so the pointer stays valid
   if (domain)
-    with_object(domain, HandleKind::kDomain, function,
+    with_object(domain, ProfileKind::kDomain, function,
                 [&](ProfileObject* o) { d = o->domain.get(); });
   std::string n = checked_name(name, function, what);
   check_not_null(out, function, "out");
@@ -216,7 +211,7 @@ int create_object(const char* function, ProfileHandle domain, const char* name, 
 
 int MXProfileCreateTask(ProfileHandle domain, const char* task_name, ProfileHandle* out) {
   return create_object("MXProfileCreateTask", domain, task_name, "the task name", out,
-                       HandleKind::kDuration,
+                       ProfileKind::kDuration,
                        [](ProfileObject* o, const prof::Domain* d, const std::string& n) {
                          check_not_null(d, "MXProfileCreateTask", "domain");
                          o->duration = std::make_unique<prof::Task>(*d, n);
@@ -225,7 +220,7 @@ int MXProfileCreateTask(ProfileHandle domain, const char* task_name, ProfileHand
 
 int MXProfileCreateFrame(ProfileHandle domain, const char* frame_name, ProfileHandle* out) {
   return create_object("MXProfileCreateFrame", domain, frame_name, "the frame name", out,
-                       HandleKind::kDuration,
+                       ProfileKind::kDuration,
                        [](ProfileObject* o, const prof::Domain* d, const std::string& n) {
                          nanomx::c_api::check_not_null(d, "MXProfileCreateFrame", "domain");
                          o->duration = std::make_unique<prof::Frame>(*d, n);
@@ -234,7 +229,7 @@ int MXProfileCreateFrame(ProfileHandle domain, const char* frame_name, ProfileHa
 
 int MXProfileCreateEvent(const char* event_name, ProfileHandle* out) {
   return create_object("MXProfileCreateEvent", nullptr, event_name, "the event name", out,
-                       HandleKind::kDuration,
+                       ProfileKind::kDuration,
                        [](ProfileObject* o, const prof::Domain*, const std::string& n) {
                          o->duration = std::make_unique<prof::Event>(n);
                        });
@@ -242,7 +237,7 @@ int MXProfileCreateEvent(const char* event_name, ProfileHandle* out) {
 
 int MXProfileCreateCounter(ProfileHandle domain, const char* counter_name, ProfileHandle* out) {
   return create_object("MXProfileCreateCounter", domain, counter_name, "the counter name", out,
-                       HandleKind::kCounter,
+                       ProfileKind::kCounter,
                        [](ProfileObject* o, const prof::Domain* d, const std::string& n) {
                          nanomx::c_api::check_not_null(d, "MXProfileCreateCounter", "domain");
                          o->counter = std::make_unique<prof::Counter>(*d, n);
@@ -252,43 +247,39 @@ int MXProfileCreateCounter(ProfileHandle domain, const char* counter_name, Profi
 int MXProfileDestroyHandle(ProfileHandle frame_handle) {
   NANOMX_API_BEGIN_UNPROFILED();
   NANOMX_CHECK(frame_handle != nullptr) << "Invalid NULL handle passed to MXProfileDestroyHandle";
-  auto* object = static_cast<ProfileObject*>(frame_handle);
-  std::unique_ptr<ProfileObject> owned;
-  {
-    std::lock_guard<std::mutex> lock(g_handles_mutex);
-    // Unknown handles and domains (kept for the process's life, as MXNet) are ignored.
-    auto it = live_handles().find(object);
-    if (it == live_handles().end() || object->kind == HandleKind::kDomain) return 0;
-    live_handles().erase(it);
-    owned.reset(object);
-  }
+  ProfileTable& table = profile_objects();
+  ProfileObject& object = table.get(frame_handle, "MXProfileDestroyHandle", "frame_handle");
+  // Domains are kept for the process's life, as MXNet: destroying one is a no-op.
+  if (object.kind == ProfileKind::kDomain) return 0;
+  // Released here (outside the table's lock): a duration still running records its event.
+  ProfileObject released = table.release(frame_handle, "MXProfileDestroyHandle", "frame_handle");
   NANOMX_API_END();
 }
 
 int MXProfileDurationStart(ProfileHandle duration_handle) {
   NANOMX_API_BEGIN_UNPROFILED();
-  with_object(duration_handle, HandleKind::kDuration, "MXProfileDurationStart",
+  with_object(duration_handle, ProfileKind::kDuration, "MXProfileDurationStart",
               [](ProfileObject* o) { o->duration->start(); });
   NANOMX_API_END();
 }
 
 int MXProfileDurationStop(ProfileHandle duration_handle) {
   NANOMX_API_BEGIN_UNPROFILED();
-  with_object(duration_handle, HandleKind::kDuration, "MXProfileDurationStop",
+  with_object(duration_handle, ProfileKind::kDuration, "MXProfileDurationStop",
               [](ProfileObject* o) { o->duration->stop(); });
   NANOMX_API_END();
 }
 
 int MXProfileSetCounter(ProfileHandle counter_handle, uint64_t value) {
   NANOMX_API_BEGIN_UNPROFILED();
-  with_object(counter_handle, HandleKind::kCounter, "MXProfileSetCounter",
+  with_object(counter_handle, ProfileKind::kCounter, "MXProfileSetCounter",
               [&](ProfileObject* o) { o->counter->set_value(value); });
   NANOMX_API_END();
 }
 
 int MXProfileAdjustCounter(ProfileHandle counter_handle, int64_t by_value) {
   NANOMX_API_BEGIN_UNPROFILED();
-  with_object(counter_handle, HandleKind::kCounter, "MXProfileAdjustCounter",
+  with_object(counter_handle, ProfileKind::kCounter, "MXProfileAdjustCounter",
               [&](ProfileObject* o) { o->counter->increment(by_value); });
   NANOMX_API_END();
 }
@@ -296,7 +287,7 @@ int MXProfileAdjustCounter(ProfileHandle counter_handle, int64_t by_value) {
 int MXProfileSetMarker(ProfileHandle domain, const char* instant_marker_name, const char* scope) {
   NANOMX_API_BEGIN_UNPROFILED();
   const prof::Domain* d = nullptr;
-  with_object(domain, HandleKind::kDomain, "MXProfileSetMarker",
+  with_object(domain, ProfileKind::kDomain, "MXProfileSetMarker",
               [&](ProfileObject* o) { d = o->domain.get(); });
   std::string name = checked_name(instant_marker_name, "MXProfileSetMarker", "the marker name");
   check_not_null(scope, "MXProfileSetMarker", "scope");

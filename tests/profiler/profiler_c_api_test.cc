@@ -3,9 +3,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <string>
 
 #include "nanomx/c_api.h"
+#include "nanomx/c_api_ndarray.h"
 #include "profiler_fixture.h"
 #include "trace_file.h"
 
@@ -124,11 +126,65 @@ TEST_F(ProfilerCApi, BadHandlesAndNamesNeverCrash) {
   EXPECT_THAT(last_error(), HasSubstr("Invalid Input: 'galaxy'"));
   EXPECT_EQ(MXProfileSetMarker(domain, "m", nullptr), -1);
   int local = 0;
-  EXPECT_EQ(MXProfileDestroyHandle(&local), 0);  // unknown handles are ignored, as MXNet
+  EXPECT_EQ(MXProfileDestroyHandle(&local), -1);  // a made-up handle is refused, not ignored
+  EXPECT_THAT(last_error(), HasSubstr("MXProfileDestroyHandle: frame_handle is a stale or unknown "
+                                      "profiler object handle 0x"));
+  EXPECT_THAT(last_error(), HasSubstr("never given out by this library"));
   EXPECT_EQ(MXProfileDestroyHandle(task), 0);
   EXPECT_EQ(MXProfileDestroyHandle(counter), 0);
   EXPECT_EQ(MXProfileDurationStart(task), -1);  // a destroyed handle is refused, not followed
-  EXPECT_THAT(last_error(), HasSubstr("not a live profiler object"));
+  EXPECT_THAT(last_error(), HasSubstr("stale or unknown profiler object handle"));
+}
+
+// A destroyed handle stays refused even after its slot holds a new object, on every function
+// that takes one, including a second destroy; so do handles of other kinds and made-up values.
+TEST_F(ProfilerCApi, StaleForgedAndOtherKindHandlesAreRefusedEverywhere) {
+  ProfileHandle domain = nullptr, task = nullptr, counter = nullptr, fresh = nullptr;
+  ASSERT_EQ(MXProfileCreateDomain("D", &domain), 0);
+  ASSERT_EQ(MXProfileCreateTask(domain, "t", &task), 0);
+  ASSERT_EQ(MXProfileCreateCounter(domain, "c", &counter), 0);
+  ASSERT_EQ(MXProfileDestroyHandle(task), 0);
+  ASSERT_EQ(MXProfileDestroyHandle(counter), 0);
+  ASSERT_EQ(MXProfileCreateTask(domain, "t2", &fresh), 0);  // likely reuses a freed slot
+  EXPECT_NE(fresh, task);
+  EXPECT_NE(fresh, counter);
+
+  auto expect_stale = [](int rc, const char* function) {
+    EXPECT_EQ(rc, -1) << function;
+    EXPECT_THAT(last_error(), HasSubstr(std::string(function) + ": "));
+    EXPECT_THAT(last_error(), HasSubstr("stale or unknown profiler object handle 0x"));
+    EXPECT_THAT(last_error(), HasSubstr("freed or destroyed already"));
+  };
+  expect_stale(MXProfileDestroyHandle(task), "MXProfileDestroyHandle");  // double destroy
+  expect_stale(MXProfileDurationStart(task), "MXProfileDurationStart");
+  expect_stale(MXProfileDurationStop(task), "MXProfileDurationStop");
+  expect_stale(MXProfileSetCounter(counter, 1), "MXProfileSetCounter");
+  expect_stale(MXProfileAdjustCounter(counter, 1), "MXProfileAdjustCounter");
+  ProfileHandle out = nullptr;
+  expect_stale(MXProfileCreateTask(task, "x", &out), "MXProfileCreateTask");
+  expect_stale(MXProfileCreateFrame(task, "x", &out), "MXProfileCreateFrame");
+  expect_stale(MXProfileCreateCounter(task, "x", &out), "MXProfileCreateCounter");
+  expect_stale(MXProfileSetMarker(task, "m", "process"), "MXProfileSetMarker");
+  // The fresh task in the reused slot is untouched by all that.
+  EXPECT_EQ(MXProfileDurationStart(fresh), 0) << last_error();
+  EXPECT_EQ(MXProfileDurationStop(fresh), 0) << last_error();
+
+  // An NDArray handle is of another kind; made-up values were never given out.
+  NDArrayHandle array = nullptr;
+  ASSERT_EQ(MXNDArrayCreateNone(&array), 0);
+  EXPECT_EQ(MXProfileDurationStart(array), -1);
+  EXPECT_THAT(last_error(), HasSubstr("it is an NDArray handle, not a profiler object handle"));
+  EXPECT_EQ(MXNDArrayFree(array), 0);
+  long forged = 0;
+  for (ProfileHandle bogus :
+       {static_cast<ProfileHandle>(&forged), reinterpret_cast<ProfileHandle>(uintptr_t{1}),
+        reinterpret_cast<ProfileHandle>(~uintptr_t{0})}) {
+    EXPECT_EQ(MXProfileDestroyHandle(bogus), -1);
+    EXPECT_THAT(last_error(), HasSubstr("never given out by this library"));
+    EXPECT_EQ(MXProfileDurationStart(bogus), -1);
+    EXPECT_THAT(last_error(), HasSubstr("MXProfileDurationStart: the profile handle is a stale"));
+  }
+  EXPECT_EQ(MXProfileDestroyHandle(fresh), 0);
 }
 
 TEST_F(ProfilerCApi, AggregatePrintFormatsAndValidation) {

@@ -509,9 +509,9 @@ def test_stale_and_made_up_handles_never_crash():
     a = mx.nd.ones((2,))
     handle = a.handle
     del a
-    with pytest.raises(mx.MXNetError, match="not a live NDArray handle"):
+    with pytest.raises(mx.MXNetError, match="stale or unknown NDArray handle"):
         mx.nd.NDArray(handle).asnumpy()
-    with pytest.raises(mx.MXNetError, match="not a live NDArray handle"):
+    with pytest.raises(mx.MXNetError, match="stale or unknown NDArray handle"):
         mx.nd.NDArray(12345).shape
     with pytest.raises(TypeError):
         mx.nd.NDArray("handle")

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -167,7 +168,8 @@ TEST(CApiNDArray, FailuresReturnMinusOneWithAMessage) {
   ASSERT_OK(MXNDArrayFree(inputs[1]));
   // Stale and foreign handles are errors, not crashes.
   EXPECT_EQ(MXNDArrayFree(a), -1);
-  EXPECT_NE(std::string(MXGetLastError()).find("not a live NDArray handle"), std::string::npos);
+  EXPECT_NE(std::string(MXGetLastError()).find("stale or unknown NDArray handle"),
+            std::string::npos);
   int dtype = 0;
   EXPECT_EQ(MXNDArrayGetDType(a, &dtype), -1);
   int not_an_array = 0;
@@ -190,7 +192,8 @@ TEST(CApiNDArray, ManyHandlesFreedInMixedOrder) {
     int dtype = -2;
     if (freed[i]) {
       EXPECT_EQ(MXNDArrayGetDType(handles[i], &dtype), -1) << i;
-      EXPECT_NE(std::string(MXGetLastError()).find("not a live NDArray handle"), std::string::npos);
+      EXPECT_NE(std::string(MXGetLastError()).find("stale or unknown NDArray handle"),
+                std::string::npos);
     } else {
       ASSERT_OK(MXNDArrayGetDType(handles[i], &dtype));
       EXPECT_EQ(dtype, static_cast<int>(i % 2)) << i;
@@ -207,6 +210,128 @@ TEST(CApiNDArray, ManyHandlesFreedInMixedOrder) {
     }
   }
   EXPECT_EQ(MXNDArrayFree(handles[1]), -1);
+}
+
+bool error_has(const std::string& part) {
+  return std::string(MXGetLastError()).find(part) != std::string::npos;
+}
+
+// A freed handle is never given out again, so a stale copy of it (or a double free) is refused
+// even once a new array sits in the freed slot, and the new array is untouched.
+TEST(CApiNDArray, StaleHandleAfterFreeIsRefusedAndNeverReused) {
+  NDArrayHandle first = create({2});
+  ASSERT_OK(MXNDArrayFree(first));
+  std::vector<NDArrayHandle> later;
+  for (int i = 0; i < 64; ++i) {
+    later.push_back(create({3}));
+    EXPECT_NE(later.back(), first) << i;
+  }
+  int dtype = 0;
+  EXPECT_EQ(MXNDArrayGetDType(first, &dtype), -1);
+  EXPECT_TRUE(error_has("MXNDArrayGetDType: handle is a stale or unknown NDArray handle 0x"))
+      << MXGetLastError();
+  EXPECT_TRUE(error_has("freed or destroyed already")) << MXGetLastError();
+  // Double free: refused, and the arrays created since are all still there.
+  EXPECT_EQ(MXNDArrayFree(first), -1);
+  EXPECT_TRUE(error_has("MXNDArrayFree: handle is a stale or unknown NDArray handle"));
+  for (NDArrayHandle h : later) {
+    int ndim = 0;
+    const int* dims = nullptr;
+    ASSERT_OK(MXNDArrayGetShapeEx(h, &ndim, &dims));
+    EXPECT_EQ(dims[0], 3);
+    ASSERT_OK(MXNDArrayFree(h));
+  }
+}
+
+// Every function that takes an NDArray handle refuses a stale one, naming itself.
+TEST(CApiNDArray, EveryFunctionRefusesAStaleHandle) {
+  NDArrayHandle h = create({2});
+  ASSERT_OK(MXNDArrayFree(h));
+  NDArrayHandle keep = create({2});  // may take the freed slot
+  int i = 0;
+  const int* p = nullptr;
+  const int64_t* p64 = nullptr;
+  float buf[2];
+  NDArrayHandle out = nullptr;
+  size_t size = 0;
+  const char* bytes = nullptr;
+  const char* file = "stale_handle.params";
+  dim_t dims[] = {2};
+  NDArrayHandle list[] = {h};
+  NDArrayHandle* outputs = nullptr;
+  const std::vector<std::pair<std::string, int>> calls = {
+      {"MXNDArrayFree", MXNDArrayFree(h)},
+      {"MXNDArrayGetShapeEx", MXNDArrayGetShapeEx(h, &i, &p)},
+      {"MXNDArrayGetShapeEx64", MXNDArrayGetShapeEx64(h, &i, &p64)},
+      {"MXNDArrayGetDType", MXNDArrayGetDType(h, &i)},
+      {"MXNDArrayGetContext", MXNDArrayGetContext(h, &i, &i)},
+      {"MXNDArraySyncCopyFromCPU", MXNDArraySyncCopyFromCPU(h, buf, 2)},
+      {"MXNDArraySyncCopyToCPU", MXNDArraySyncCopyToCPU(h, buf, 2)},
+      {"MXNDArrayWaitToRead", MXNDArrayWaitToRead(h)},
+      {"MXNDArrayWaitToWrite", MXNDArrayWaitToWrite(h)},
+      {"MXNDArraySlice", MXNDArraySlice(h, 0, 1, &out)},
+      {"MXNDArrayAt", MXNDArrayAt(h, 0, &out)},
+      {"MXNDArrayReshape64", MXNDArrayReshape64(h, 1, dims, false, &out)},
+      {"MXNDArraySave", MXNDArraySave(file, 1, list, nullptr)},
+      {"MXNDArraySaveRawBytes", MXNDArraySaveRawBytes(h, &size, &bytes)},
+      {"MXImperativeInvoke",
+       MXImperativeInvoke(op("_plus_scalar"), 1, list, &i, &outputs, 0, nullptr, nullptr)},
+  };
+  for (const auto& [function, rc] : calls) {
+    EXPECT_EQ(rc, -1) << function;
+  }
+  // Each message is checked right after its own call (MXGetLastError keeps only the last one).
+  EXPECT_EQ(MXNDArrayWaitToRead(h), -1);
+  EXPECT_TRUE(error_has("MXNDArrayWaitToRead: handle is a stale or unknown NDArray handle"));
+  EXPECT_EQ(MXImperativeInvoke(op("_plus_scalar"), 1, list, &i, &outputs, 0, nullptr, nullptr), -1);
+  EXPECT_TRUE(
+      error_has("MXImperativeInvoke: array handle #0 of the list is a stale or unknown "
+                "NDArray handle"))
+      << MXGetLastError();
+  NDArrayHandle* given = list;
+  i = 1;
+  EXPECT_EQ(MXImperativeInvoke(op("_plus_scalar"), 1, &keep, &i, &given, 0, nullptr, nullptr), -1);
+  EXPECT_TRUE(error_has("stale or unknown NDArray handle")) << MXGetLastError();
+  EXPECT_FALSE(std::filesystem::exists(file));
+  ASSERT_OK(MXNDArrayFree(keep));
+}
+
+// Values never given out, and handles of another kind, are refused with the reason.
+TEST(CApiNDArray, MadeUpAndOtherKindHandlesAreRefused) {
+  int local = 0;
+  for (NDArrayHandle bogus :
+       {static_cast<NDArrayHandle>(&local), reinterpret_cast<NDArrayHandle>(uintptr_t{8}),
+        reinterpret_cast<NDArrayHandle>(~uintptr_t{0}),
+        reinterpret_cast<NDArrayHandle>(uintptr_t{1} << 56 | 0x3ffffff)}) {
+    EXPECT_EQ(MXNDArrayFree(bogus), -1);
+    EXPECT_TRUE(error_has("never given out by this library")) << MXGetLastError();
+    int dtype = 0;
+    EXPECT_EQ(MXNDArrayGetDType(bogus, &dtype), -1);
+  }
+  // An operator handle where an array is expected, and an array where an operator is.
+  OpHandle copy = op("_plus_scalar");
+  EXPECT_EQ(MXNDArrayFree(copy), -1);
+  EXPECT_TRUE(error_has("it is an operator handle, not an NDArray handle")) << MXGetLastError();
+  ProfileHandle domain = nullptr;
+  ASSERT_OK(MXProfileCreateDomain("handles", &domain));
+  EXPECT_EQ(MXNDArrayWaitToRead(domain), -1);
+  EXPECT_TRUE(error_has("it is a profiler object handle, not an NDArray handle"));
+  NDArrayHandle a = create({2});
+  int n = 0;
+  NDArrayHandle* outputs = nullptr;
+  EXPECT_EQ(MXImperativeInvoke(a, 1, &a, &n, &outputs, 0, nullptr, nullptr), -1);
+  EXPECT_TRUE(error_has("MXImperativeInvoke: op handle is a stale or unknown operator handle"))
+      << MXGetLastError();
+  const char *name = nullptr, *description = nullptr, *key_var = nullptr, *ret = nullptr;
+  mx_uint num_args = 0;
+  const char **arg_names = nullptr, **arg_types = nullptr, **arg_descriptions = nullptr;
+  EXPECT_EQ(MXSymbolGetAtomicSymbolInfo(&local, &name, &description, &num_args, &arg_names,
+                                        &arg_types, &arg_descriptions, &key_var, &ret),
+            -1);
+  EXPECT_TRUE(error_has("never given out by this library")) << MXGetLastError();
+  // The same operator keeps the same handle.
+  EXPECT_EQ(op("_plus_scalar"), copy);
+  ASSERT_OK(MXNDArrayFree(a));
 }
 
 TEST(CApiNDArray, DTypeTableListsEveryTypeWithCodeNameAndSize) {
