@@ -9,6 +9,7 @@
 #include <pybind11/stl.h>
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -105,16 +106,24 @@ DTypeInfo dtype_info(int dtype) {
 }
 
 // UTF-8 views of a list or tuple of str; the strings stay alive in `keep`.
-void strings_from(py::handle seq, std::vector<const char*>& out, py::object& keep,
-                  const char* what) {
+void strings_from(py::handle seq, std::vector<const char*>& out, py::object& keep, const char* what,
+                  const char* argument) {
   keep = py::reinterpret_steal<py::object>(PySequence_Fast(seq.ptr(), what));
   if (!keep) throw py::error_already_set();
   const Py_ssize_t n = PySequence_Fast_GET_SIZE(keep.ptr());
   PyObject** items = PySequence_Fast_ITEMS(keep.ptr());
   out.resize(static_cast<size_t>(n));
   for (Py_ssize_t i = 0; i < n; ++i) {
-    out[i] = PyUnicode_AsUTF8(items[i]);
+    Py_ssize_t size = 0;
+    out[i] = PyUnicode_AsUTF8AndSize(items[i], &size);
     if (out[i] == nullptr) throw py::error_already_set();
+    // A C string ends at the first NUL: a NUL inside would cut the string silently.
+    if (std::strlen(out[i]) != static_cast<size_t>(size)) {
+      throw py::value_error(std::string("nanomx invoke: ") + argument + "[" + std::to_string(i) +
+                            "] contains a NUL character at index " +
+                            std::to_string(std::strlen(out[i])) +
+                            "; strings passed to the C API cannot contain NUL");
+    }
   }
 }
 
@@ -126,8 +135,9 @@ py::object invoke(Handle op, py::handle inputs, py::handle keys, py::handle vals
       PySequence_Fast(inputs.ptr(), "nanomx invoke: inputs must be a sequence of NDArrays"));
   if (!keep_inputs) throw py::error_already_set();
   py::object keep_keys, keep_vals;
-  strings_from(keys, key_ptrs, keep_keys, "nanomx invoke: keys must be a sequence of str");
-  strings_from(vals, val_ptrs, keep_vals, "nanomx invoke: values must be a sequence of str");
+  strings_from(keys, key_ptrs, keep_keys, "nanomx invoke: keys must be a sequence of str", "keys");
+  strings_from(vals, val_ptrs, keep_vals, "nanomx invoke: values must be a sequence of str",
+               "vals");
   if (key_ptrs.size() != val_ptrs.size()) {
     throw py::value_error("nanomx invoke: " + std::to_string(key_ptrs.size()) + " keys but " +
                           std::to_string(val_ptrs.size()) + " values");
@@ -140,10 +150,23 @@ py::object invoke(Handle op, py::handle inputs, py::handle keys, py::handle vals
   return py::reinterpret_steal<py::object>(result);
 }
 
-std::vector<const char*> c_strings(const std::vector<std::string>& strings) {
+// The C string of a Python str argument. C strings end at the first NUL, so a name with a NUL
+// inside would be cut silently: refuse it, naming the function and the argument.
+const char* c_str(const std::string& s, const char* function, const char* argument) {
+  const size_t nul = s.find('\0');
+  if (nul != std::string::npos) {
+    throw py::value_error(std::string(function) + ": " + argument +
+                          " contains a NUL character at index " + std::to_string(nul) +
+                          "; strings passed to the C API cannot contain NUL");
+  }
+  return s.c_str();
+}
+
+std::vector<const char*> c_strings(const std::vector<std::string>& strings, const char* function,
+                                   const char* argument) {
   std::vector<const char*> out;
   out.reserve(strings.size());
-  for (const std::string& s : strings) out.push_back(s.c_str());
+  for (const std::string& s : strings) out.push_back(c_str(s, function, argument));
   return out;
 }
 
@@ -249,24 +272,25 @@ void register_ndarray(py::module_& m) {
   });
   m.def("save", [](const std::string& fname, const std::vector<Handle>& handles,
                    const std::optional<std::vector<std::string>>& keys) {
+    const char* file = c_str(fname, "nanomx save", "fname");
     std::vector<NDArrayHandle> hs;
     for (Handle h : handles) hs.push_back(as_handle(h));
     std::vector<const char*> key_ptrs;
     if (keys) {
       if (keys->size() != handles.size()) throw py::value_error("nanomx save: one key per array");
-      key_ptrs = c_strings(*keys);
+      key_ptrs = c_strings(*keys, "nanomx save", "a key");
     }
     check_unlocked([&] {
-      return MXNDArraySave(fname.c_str(), static_cast<mx_uint>(hs.size()), hs.data(),
+      return MXNDArraySave(file, static_cast<mx_uint>(hs.size()), hs.data(),
                            keys ? key_ptrs.data() : nullptr);
     });
   });
   m.def("load", [](const std::string& fname) {
+    const char* file = c_str(fname, "nanomx load", "fname");
     mx_uint size = 0, name_size = 0;
     NDArrayHandle* arrays = nullptr;
     const char** names = nullptr;
-    check_unlocked(
-        [&] { return MXNDArrayLoad(fname.c_str(), &size, &arrays, &name_size, &names); });
+    check_unlocked([&] { return MXNDArrayLoad(file, &size, &arrays, &name_size, &names); });
     std::vector<uintptr_t> hs;
     for (mx_uint i = 0; i < size; ++i) hs.push_back(as_int(arrays[i]));
     std::vector<std::string> ns(names, names + name_size);
@@ -301,7 +325,7 @@ void register_ndarray(py::module_& m) {
   });
   m.def("get_op_handle", [](const std::string& name) {
     OpHandle h = nullptr;
-    check(NNGetOpHandle(name.c_str(), &h));
+    check(NNGetOpHandle(c_str(name, "nanomx get_op_handle", "name"), &h));
     return as_int(h);
   });
   // (registered name, argument names, argument kinds) of an operator handle.
@@ -340,7 +364,8 @@ void register_profiler(py::module_& m) {
   m.def("set_config", [](const std::vector<std::string>& keys, const std::vector<std::string>& vals,
                          Handle kvstore) {
     if (keys.size() != vals.size()) throw py::value_error("nanomx set_config: one value per key");
-    std::vector<const char*> k = c_strings(keys), v = c_strings(vals);
+    std::vector<const char*> k = c_strings(keys, "nanomx set_config", "a key"),
+                             v = c_strings(vals, "nanomx set_config", "a value");
     check_unlocked([&] {
       return MXSetProcessProfilerConfig(static_cast<int>(k.size()), k.data(), v.data(),
                                         as_handle(kvstore));
@@ -364,30 +389,33 @@ void register_profiler(py::module_& m) {
     check_unlocked(
         [&] { return MXProcessProfilePause(paused, profile_process, as_handle(kvstore)); });
   });
-  m.def("set_scope", [](const std::string& scope) { check(MXSetProfilerScope(scope.c_str())); });
+  m.def("set_scope", [](const std::string& scope) {
+    check(MXSetProfilerScope(c_str(scope, "nanomx set_scope", "scope")));
+  });
   m.def("create_domain", [](const std::string& name) {
     ProfileHandle h = nullptr;
-    check(MXProfileCreateDomain(name.c_str(), &h));
+    check(MXProfileCreateDomain(c_str(name, "nanomx create_domain", "name"), &h));
     return as_int(h);
   });
   m.def("create_task", [](Handle domain, const std::string& name) {
     ProfileHandle h = nullptr;
-    check(MXProfileCreateTask(as_handle(domain), name.c_str(), &h));
+    check(MXProfileCreateTask(as_handle(domain), c_str(name, "nanomx create_task", "name"), &h));
     return as_int(h);
   });
   m.def("create_frame", [](Handle domain, const std::string& name) {
     ProfileHandle h = nullptr;
-    check(MXProfileCreateFrame(as_handle(domain), name.c_str(), &h));
+    check(MXProfileCreateFrame(as_handle(domain), c_str(name, "nanomx create_frame", "name"), &h));
     return as_int(h);
   });
   m.def("create_event", [](const std::string& name) {
     ProfileHandle h = nullptr;
-    check(MXProfileCreateEvent(name.c_str(), &h));
+    check(MXProfileCreateEvent(c_str(name, "nanomx create_event", "name"), &h));
     return as_int(h);
   });
   m.def("create_counter", [](Handle domain, const std::string& name) {
     ProfileHandle h = nullptr;
-    check(MXProfileCreateCounter(as_handle(domain), name.c_str(), &h));
+    check(MXProfileCreateCounter(as_handle(domain), c_str(name, "nanomx create_counter", "name"),
+                                 &h));
     return as_int(h);
   });
   m.def("destroy_handle", [](Handle h) { check(MXProfileDestroyHandle(as_handle(h))); });
@@ -398,7 +426,8 @@ void register_profiler(py::module_& m) {
   m.def("adjust_counter",
         [](Handle h, int64_t delta) { check(MXProfileAdjustCounter(as_handle(h), delta)); });
   m.def("set_marker", [](Handle domain, const std::string& name, const std::string& scope) {
-    check(MXProfileSetMarker(as_handle(domain), name.c_str(), scope.c_str()));
+    check(MXProfileSetMarker(as_handle(domain), c_str(name, "nanomx set_marker", "name"),
+                             c_str(scope, "nanomx set_marker", "scope")));
   });
 }
 

@@ -582,3 +582,34 @@ def test_an_array_without_handle_says_so():
         empty.shape
     with pytest.raises(mx.MXNetError, match="handle must not be null"):
         empty.asnumpy()
+
+
+def test_freed_array_handles_are_never_reused():
+    from nanomx.base import _LIB
+
+    seen = set()
+    for _ in range(50):
+        a = mx.nd.ones((3,))
+        assert a.handle not in seen
+        seen.add(a.handle)
+        del a  # freed with the object
+    b = mx.nd.ones((2,)) + 1
+    assert b.asnumpy().tolist() == [2.0, 2.0]
+    old = next(iter(seen))
+    with pytest.raises(mx.MXNetError, match="MXNDArrayFree: handle is a stale or unknown NDArray"):
+        _LIB.free(old)  # double free of an array already freed by its object
+    assert b.asnumpy().tolist() == [2.0, 2.0]
+
+
+def test_nul_inside_a_name_is_refused_not_cut(tmp_path):
+    from nanomx.base import _LIB
+
+    a = mx.nd.ones((2,))
+    with pytest.raises(ValueError, match="key contains a NUL character at index 1"):
+        mx.nd.save(str(tmp_path / "x.params"), {"w\0b": a})
+    with pytest.raises(ValueError, match="fname contains a NUL character"):
+        mx.nd.save(str(tmp_path / "x\0.params"), [a])
+    with pytest.raises(ValueError, match="fname contains a NUL character"):
+        mx.nd.load(str(tmp_path / "x\0.params"))
+    with pytest.raises(ValueError, match=r"vals\[0\] contains a NUL character"):
+        _LIB.invoke(_LIB.get_op_handle("_plus_scalar"), [a], ["scalar"], ["1\0junk"], None)

@@ -508,3 +508,45 @@ def test_counter_delta_beyond_64_bits_is_a_value_error():
         counter.increment(2**70)
     with pytest.raises(ValueError, match="64-bit"):
         counter -= 2**64
+
+
+def test_profiler_object_handles_are_never_reused_and_stale_ones_are_refused():
+    from nanomx.base import _LIB
+
+    domain = profiler.Domain(name="handles")
+    task = profiler.Task(domain, "t")
+    handle = task.handle
+    del task  # destroyed with the object
+    seen = {handle}
+    for _ in range(20):
+        counter = profiler.Counter(domain, "c", 1)
+        assert counter.handle not in seen
+        seen.add(counter.handle)
+        counter.increment(2)
+        del counter
+    with pytest.raises(mx.MXNetError, match="stale or unknown profiler object handle"):
+        _LIB.duration_start(handle)
+    with pytest.raises(mx.MXNetError, match="MXProfileDestroyHandle: .*freed or destroyed"):
+        _LIB.destroy_handle(handle)  # double destroy
+    with pytest.raises(mx.MXNetError, match="never given out"):
+        _LIB.destroy_handle(12345)
+    a = mx.nd.ones((2,))
+    with pytest.raises(mx.MXNetError, match="it is an NDArray handle"):
+        _LIB.duration_start(a.handle)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: profiler.Domain(name="a\0b"),
+        lambda: profiler.Task(profiler.Domain(name="d"), "t\0"),
+        lambda: profiler.Counter(profiler.Domain(name="d"), "c\0x"),
+        lambda: profiler.Event("e\0"),
+        lambda: profiler.Frame(profiler.Domain(name="d"), "\0f"),
+        lambda: profiler.Marker(profiler.Domain(name="d"), "m\0").mark(),
+        lambda: profiler.set_config(filename="trace\0.json"),
+    ],
+)
+def test_nul_inside_a_name_is_refused_not_cut(call):
+    with pytest.raises(ValueError, match="contains a NUL character at index"):
+        call()
