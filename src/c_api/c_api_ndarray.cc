@@ -136,9 +136,27 @@ int MXNDArrayCreateEx(const mx_uint* shape, mx_uint ndim, int dev_type, int dev_
   NANOMX_CHECK(nanomx::dtype_valid(dtype))
       << "MXNDArrayCreateEx: unsupported dtype " << dtype
       << " (valid: 0 float32, 1 float64, 2 float16, 3 uint8, 4 int32, 5 int8, 6 int64)";
+  // The limit of the .params format (docs/mxnet-compat.md#file-formats): an array that could not
+  // be saved is refused here, and a wild ndim never reaches an allocation.
+  constexpr mx_uint kMaxNDim = 32;
+  NANOMX_CHECK(ndim <= kMaxNDim) << "MXNDArrayCreateEx: ndim " << ndim << " is out of range "
+                                 << "(expected 0.." << kMaxNDim << ")";
   std::vector<int64_t> dims(shape, shape + ndim);
-  *out = new_handle(NDArray(nanomx::Shape(dims), nanomx::make_context(dev_type, dev_id),
-                            static_cast<nanomx::DType>(dtype)));
+  const size_t element_size = nanomx::dtype_size(static_cast<nanomx::DType>(dtype));
+  uint64_t bytes = element_size;
+  for (int64_t d : dims) {
+    NANOMX_CHECK(!__builtin_mul_overflow(bytes, static_cast<uint64_t>(d), &bytes) &&
+                 bytes <= static_cast<uint64_t>(INT64_MAX))
+        << "MXNDArrayCreateEx: shape " << nanomx::Shape(dims) << " of " << element_size
+        << "-byte elements is too large (more than 2^63 bytes)";
+  }
+  try {
+    *out = new_handle(NDArray(nanomx::Shape(dims), nanomx::make_context(dev_type, dev_id),
+                              static_cast<nanomx::DType>(dtype)));
+  } catch (const std::bad_alloc&) {
+    NANOMX_THROW() << "MXNDArrayCreateEx: out of memory allocating " << bytes
+                   << " bytes for an array of shape " << nanomx::Shape(dims);
+  }
   NANOMX_API_END();
 }
 

@@ -3,6 +3,7 @@
 #include <bit>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <sstream>
@@ -242,15 +243,25 @@ LoadedArrays load_list(const void* data, size_t size, const std::string& source)
     const char* p = in.take(static_cast<size_t>(length), "name bytes");
     result.names.emplace_back(p, static_cast<size_t>(length));
   }
+  // MXNet stops reading here; bytes after the names mean a damaged or concatenated file.
+  if (in.remaining() != 0) {
+    in.fail(in.pos(), std::to_string(in.remaining()) +
+                          " trailing bytes after the last array and its names (expected the end "
+                          "of the file)");
+  }
   return result;
 }
 
 LoadedArrays load_file(const std::string& filename) {
+  std::error_code error;
+  NANOMX_CHECK(!std::filesystem::is_directory(filename, error))
+      << "load: '" << filename << "' is a directory (expected an NDArray .params file)";
   std::ifstream file(filename, std::ios::binary);
   NANOMX_CHECK(file.good()) << "load: cannot open '" << filename
                             << "' for reading: " << std::strerror(errno);
   const std::string bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-  NANOMX_CHECK(!file.bad()) << "load: reading '" << filename << "' failed";
+  NANOMX_CHECK(!file.bad()) << "load: reading '" << filename
+                            << "' failed: " << std::strerror(errno);
   return load_list(bytes.data(), bytes.size(), filename);
 }
 

@@ -613,3 +613,18 @@ def test_nul_inside_a_name_is_refused_not_cut(tmp_path):
         mx.nd.load(str(tmp_path / "x\0.params"))
     with pytest.raises(ValueError, match=r"vals\[0\] contains a NUL character"):
         _LIB.invoke(_LIB.get_op_handle("_plus_scalar"), [a], ["scalar"], ["1\0junk"], None)
+
+
+def test_setstate_refuses_what_getstate_never_makes():
+    with pytest.raises(TypeError, match="state must be the dict made by __getstate__, got int"):
+        mx.nd.NDArray(None).__setstate__(5)
+    with pytest.raises(ValueError, match="no 'handle' entry"):
+        mx.nd.NDArray(None).__setstate__({})
+    none = mx.nd.NDArray(None)
+    none.__setstate__({"handle": None})  # a pickled none array stays a none array
+    assert none.handle is None
+
+
+def test_loading_a_directory_names_it(tmp_path):
+    with pytest.raises(mx.MXNetError, match="'%s' is a directory" % str(tmp_path)):
+        mx.nd.load(str(tmp_path))

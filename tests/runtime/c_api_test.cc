@@ -334,6 +334,21 @@ TEST(CApiNDArray, MadeUpAndOtherKindHandlesAreRefused) {
   ASSERT_OK(MXNDArrayFree(a));
 }
 
+// A wild ndim or a shape past 2^63 bytes is a clear error, never a bare std::bad_alloc.
+TEST(CApiNDArray, ShapeLimitsGiveClearErrors) {
+  NDArrayHandle out = nullptr;
+  std::vector<mx_uint> shape(33, 1);
+  EXPECT_EQ(MXNDArrayCreateEx(shape.data(), 0x7fffffff, 1, 0, 0, 0, &out), -1);
+  EXPECT_TRUE(error_has("MXNDArrayCreateEx: ndim 2147483647 is out of range (expected 0..32)"))
+      << MXGetLastError();
+  EXPECT_EQ(MXNDArrayCreateEx(shape.data(), 33, 1, 0, 0, 0, &out), -1);
+  const mx_uint huge[] = {0xffffffffu, 0xffffffffu, 0xffffffffu};
+  EXPECT_EQ(MXNDArrayCreateEx(huge, 3, 1, 0, 0, 0, &out), -1);
+  EXPECT_TRUE(error_has("is too large (more than 2^63 bytes)")) << MXGetLastError();
+  EXPECT_EQ(MXNDArrayCreateEx(shape.data(), 32, 1, 0, 0, 0, &out), 0) << MXGetLastError();
+  ASSERT_OK(MXNDArrayFree(out));
+}
+
 TEST(CApiNDArray, DTypeTableListsEveryTypeWithCodeNameAndSize) {
   mx_uint n = 0;
   const int* codes = nullptr;

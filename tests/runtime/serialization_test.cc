@@ -171,6 +171,22 @@ TEST(Serialization, CorruptFieldsGiveClearErrors) {
   EXPECT_NE(msg.find("offset 60"), std::string::npos) << msg;
 }
 
+// MXNet stops at the names; bytes after them mean a damaged or concatenated file.
+TEST(Serialization, TrailingBytesAfterTheLastArrayAreRefusedWithTheirOffset) {
+  const std::string g = golden_96() + "xyz";
+  EXPECT_EQ(error_of([&] { load_list(g.data(), g.size(), "tail.params"); }),
+            "tail.params: corrupt data at byte offset 96: 3 trailing bytes after the last array "
+            "and its names (expected the end of the file)");
+}
+
+TEST(Serialization, LoadingADirectoryNamesIt) {
+  const std::string dir = temp_path("nanomx_serialization_dir");
+  std::filesystem::create_directories(dir);
+  EXPECT_EQ(error_of([&] { load_file(dir); }),
+            "load: '" + dir + "' is a directory (expected an NDArray .params file)");
+  std::filesystem::remove(dir);
+}
+
 TEST(Serialization, NamesMustMatchArrays) {
   NDArray a = make<float>(Shape{1}, {1});
   EXPECT_NE(error_of([&] { save_list({a}, {"x", "y"}); }).find("2 names"), std::string::npos);

@@ -82,7 +82,14 @@ class NDArray(_LIB.NDArrayBase):
         return {"handle": bytearray(_LIB.save_raw_bytes(self.handle))}
 
     def __setstate__(self, state):
-        blob = state.get("handle") if isinstance(state, dict) else None
+        # Only what __getstate__ made: anything else would silently give an empty array.
+        if not isinstance(state, dict):
+            raise TypeError("NDArray.__setstate__: state must be the dict made by __getstate__, "
+                            "got %s" % type(state).__name__)
+        if "handle" not in state:
+            raise ValueError("NDArray.__setstate__: state has no 'handle' entry (expected the "
+                             "dict made by __getstate__, with the array's bytes or None)")
+        blob = state["handle"]
         old = self.handle
         self.handle = _LIB.load_from_raw_bytes(blob) if blob is not None else None
         self.writable = True
