@@ -90,29 +90,37 @@ TEST(HandleTable, ConstructorThatThrowsLeavesNoHandle) {
 }
 
 // Threads create, use and free arrays at once; each sees only its own arrays, every double free
-// is refused, and no freed handle is accepted again.
+// is refused, and no freed handle is accepted again. Together they hold more arrays than one
+// block of slots, so lookups run while other threads add blocks.
 TEST(CApiHandlesConcurrency, ArraysCreatedAndFreedFromManyThreads) {
   constexpr int kThreads = 4;
-  constexpr int kRounds = 300;
+  constexpr int kArrays = 1500;  // 4 x 1500 live at the peak > 4096 slots per block
   std::atomic<int> failures{0};
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([t, &failures] {
-      std::vector<NDArrayHandle> freed;
-      for (int r = 0; r < kRounds; ++r) {
+      std::vector<NDArrayHandle> live;
+      auto check = [&](NDArrayHandle h, int r) {
+        int ndim = 0;
+        const int64_t* dims = nullptr;
+        if (MXNDArrayGetShapeEx64(h, &ndim, &dims) != 0 || ndim != 2 || dims[0] != t + 1 ||
+            dims[1] != r % 5 + 1)
+          ++failures;
+      };
+      for (int r = 0; r < kArrays; ++r) {
         const mx_uint shape[] = {static_cast<mx_uint>(t + 1), static_cast<mx_uint>(r % 5 + 1)};
         NDArrayHandle h = nullptr;
         if (MXNDArrayCreateEx(shape, 2, 1, 0, 0, 0, &h) != 0) ++failures;
-        int ndim = 0;
-        const int64_t* dims = nullptr;
-        if (MXNDArrayGetShapeEx64(h, &ndim, &dims) != 0 || dims[0] != t + 1 || dims[1] != r % 5 + 1)
-          ++failures;
-        if (MXNDArrayFree(h) != 0) ++failures;
-        if (MXNDArrayFree(h) != -1) ++failures;  // double free
-        freed.push_back(h);
+        live.push_back(h);
+        check(live[static_cast<size_t>(r / 2)], r / 2);
+      }
+      for (int r = 0; r < kArrays; ++r) {
+        check(live[static_cast<size_t>(r)], r);
+        if (MXNDArrayFree(live[static_cast<size_t>(r)]) != 0) ++failures;
+        if (MXNDArrayFree(live[static_cast<size_t>(r)]) != -1) ++failures;  // double free
       }
       int dtype = 0;
-      for (NDArrayHandle h : freed) {
+      for (NDArrayHandle h : live) {
         if (MXNDArrayGetDType(h, &dtype) != -1) ++failures;
       }
     });
