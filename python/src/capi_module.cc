@@ -1,7 +1,7 @@
 // nanomx._capi: the Python extension. Each function is a thin wrapper over one C API call
 // (include/nanomx/c_api.h) and nothing else, so that API profiling sees every call Python makes.
-// Handles cross into Python as integers; the C API checks every array and profiler handle
-// against its live set, so a stale or made-up integer gives an error, never a crash.
+// Handles cross into Python as integers; the C API's handles carry a generation and are never
+// reused (docs/c-api-handles.md), so a stale or made-up integer gives an error, never a crash.
 // A C API failure raises nanomx.base.MXNetError (installed by set_error_class) with the C-side
 // message. Calls that can block (waits, copies, files, dumps) release the GIL.
 #include <pybind11/numpy.h>

@@ -274,7 +274,10 @@ int MXNDArrayReshape64(NDArrayHandle handle, int ndim, dim_t* dims, bool reverse
   NANOMX_API_BEGIN(MXNDArrayReshape64);
   const NDArray& a = array_of(handle, "MXNDArrayReshape64");
   check_not_null(out, "MXNDArrayReshape64", "out");
-  NANOMX_CHECK(ndim >= 0) << "MXNDArrayReshape64: negative ndim " << ndim;
+  // A spec entry is a dimension or one of MXNet's codes (-4 takes two more entries), so a valid
+  // spec for at most 32 dimensions has at most 64 entries; a wild ndim never allocates.
+  NANOMX_CHECK(ndim >= 0 && ndim <= 64)
+      << "MXNDArrayReshape64: ndim " << ndim << " is out of range (expected 0..64)";
   if (ndim > 0) check_not_null(dims, "MXNDArrayReshape64", "dims");
   const std::vector<int64_t> spec(dims, dims + ndim);
   *out = new_handle(a.reshape(nanomx::ops::infer_reshape(spec, a.shape(), reverse)));

@@ -345,6 +345,12 @@ TEST(CApiNDArray, ShapeLimitsGiveClearErrors) {
   const mx_uint huge[] = {0xffffffffu, 0xffffffffu, 0xffffffffu};
   EXPECT_EQ(MXNDArrayCreateEx(huge, 3, 1, 0, 0, 0, &out), -1);
   EXPECT_TRUE(error_has("is too large (more than 2^63 bytes)")) << MXGetLastError();
+  NDArrayHandle a = create({2});
+  dim_t spec[] = {2};
+  EXPECT_EQ(MXNDArrayReshape64(a, 0x7fffffff, spec, false, &out), -1);
+  EXPECT_TRUE(error_has("MXNDArrayReshape64: ndim 2147483647 is out of range (expected 0..64)"))
+      << MXGetLastError();
+  ASSERT_OK(MXNDArrayFree(a));
   EXPECT_EQ(MXNDArrayCreateEx(shape.data(), 32, 1, 0, 0, 0, &out), 0) << MXGetLastError();
   ASSERT_OK(MXNDArrayFree(out));
 }
