@@ -3,7 +3,8 @@
  * Names and signatures follow MXNet 1.9.1 where MXNet has the function, so C code written
  * against MXNet links unchanged. Every function returns 0 on success and -1 on failure; the
  * message is then available from MXGetLastError() on the same thread. No C++ exception and no
- * abort ever crosses this boundary. */
+ * abort ever crosses this boundary. Handles are opaque values from handle tables, never
+ * reused; a stale, made-up or other-kind handle is an error (docs/c-api-handles.md). */
 #ifndef NANOMX_C_API_H_
 #define NANOMX_C_API_H_
 

@@ -3,7 +3,10 @@
  * Included by nanomx/c_api.h. Every function returns 0 on success and -1 on failure, with the
  * message in MXGetLastError(). Arrays returned through NDArrayHandle* are owned by the caller
  * and released with MXNDArrayFree. Pointers to arrays of results (shapes, handle lists, names,
- * byte buffers) stay valid until the next call of the same function on the same thread. */
+ * byte buffers) stay valid until the next call of the same function on the same thread.
+ * Handles are opaque values, not pointers: a freed, made-up or other-kind handle is refused with
+ * an error naming the function and argument, and no handle value is ever given out twice
+ * (docs/c-api-handles.md). */
 #ifndef NANOMX_C_API_NDARRAY_H_
 #define NANOMX_C_API_NDARRAY_H_
 
@@ -30,7 +33,8 @@ typedef void* AtomicSymbolCreator;
 /* An array without shape or storage (the target of MXNDArrayLoadFromRawBytes-style calls). */
 NANOMX_API int MXNDArrayCreateNone(NDArrayHandle* out);
 /* dev_type: 1 cpu, 2 gpu, 3 cpu_pinned, 5 cpu_shared; dtype: MXNet's type flag (0 float32, 1
- * float64, 2 float16, 3 uint8, 4 int32, 5 int8, 6 int64). delay_alloc is accepted and ignored. */
+ * float64, 2 float16, 3 uint8, 4 int32, 5 int8, 6 int64). delay_alloc is accepted; the array
+ * is allocated at once either way (docs/mxnet-compat.md#c-api). ndim is at most 32. */
 /* The element types this library supports (a nanomx extension; MXNet has no such call), so that
  * bindings build their dtype tables from the library instead of copying them: *out_size entries,
  * in type-code order, of MXNet's type code, the name (as numpy spells it: "float32", ...) and the
