@@ -436,6 +436,7 @@ int MXImperativeInvoke(AtomicSymbolCreator creator, int num_inputs, NDArrayHandl
                        int* num_outputs, NDArrayHandle** outputs, int num_params,
                        const char** param_keys, const char** param_vals) {
   NANOMX_API_BEGIN(MXImperativeInvoke);
+  check_not_null(creator, "MXImperativeInvoke", "op handle");
   check_not_null(num_outputs, "MXImperativeInvoke", "num_outputs");
   check_not_null(outputs, "MXImperativeInvoke", "outputs");
   NANOMX_CHECK(num_inputs >= 0 && num_params >= 0)
