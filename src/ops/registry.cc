@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
@@ -9,6 +10,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <sstream>
 
 #include "base/object_pool.h"
@@ -16,15 +18,39 @@
 namespace nanomx::ops {
 namespace {
 
+// Kernel slots per operator: cpu (cpu_pinned and cpu_shared run cpu's kernels) and gpu.
+constexpr size_t kDeviceSlots = 2;
+
+size_t device_slot(DeviceType device) { return device == DeviceType::kGPU ? 1 : 0; }
+
+const char* device_name(DeviceType device) {
+  switch (device) {
+    case DeviceType::kGPU:
+      return "gpu";
+    case DeviceType::kCPUPinned:
+      return "cpu_pinned";
+    case DeviceType::kCPUShared:
+      return "cpu_shared";
+    default:
+      return "cpu";
+  }
+}
+
 struct Table {
   std::vector<std::unique_ptr<Op>> ops;
   std::map<std::string, Op*, std::less<>> by_name;
+  // Row op.index, column device_slot: read without a lock on every call, written under
+  // kernel_mutex (kernels are owned by `kernels` and never freed).
+  std::unique_ptr<std::atomic<const Kernel*>[]> kernel_table;
+  std::mutex kernel_mutex;
+  std::vector<std::unique_ptr<Kernel>> kernels;
 };
 
 Table* building = nullptr;
 
 Table& build_table() {
-  static Table t;
+  // Never destroyed: operations still pending at exit run its kernels after static destructors.
+  static Table& t = *new Table;
   building = &t;
   Registry r;
   register_elemwise_ops(r);
@@ -33,6 +59,9 @@ Table& build_table() {
   register_dot_ops(r);
   register_index_ops(r);
   register_random_ops(r);
+  t.kernel_table = std::make_unique<std::atomic<const Kernel*>[]>(t.ops.size() * kDeviceSlots);
+  for (size_t i = 0; i < t.ops.size() * kDeviceSlots; ++i) t.kernel_table[i] = nullptr;
+  register_cpu_kernels();
   building = nullptr;
   return t;
 }
@@ -41,6 +70,9 @@ Table& table() {
   static Table& t = build_table();
   return t;
 }
+
+// The table, also while it is being built (the kernel files register through this).
+Table& current_table() { return building != nullptr ? *building : table(); }
 
 std::string trim(std::string_view s) {
   size_t b = 0, e = s.size();
@@ -67,9 +99,11 @@ Op& Registry::add(Op op, std::vector<std::string> aliases) {
   Table& t = *building;
   auto owned = std::make_unique<Op>(std::move(op));
   Op* p = owned.get();
-  NANOMX_CHECK(p->inputs.size() <= kMaxInputs)
-      << "operator '" << p->name << "' has " << p->inputs.size() << " inputs (at most "
-      << kMaxInputs << ")";
+  NANOMX_CHECK(!p->variadic() || p->inputs.size() == 1)
+      << "variadic operator '" << p->name << "' needs exactly one input name";
+  NANOMX_CHECK(static_cast<bool>(p->infer_shape))
+      << "operator '" << p->name << "' has no shape inference";
+  p->index = t.ops.size();
   const std::string& engine_name = p->engine_name.empty() ? p->name : p->engine_name;
   p->engine_name = engine_name;
   p->engine_name_id = profiler::intern(p->engine_name);
@@ -82,7 +116,7 @@ Op& Registry::add(Op op, std::vector<std::string> aliases) {
 }
 
 const Op* find_op(std::string_view name) {
-  Table& t = table();
+  Table& t = current_table();
   auto it = t.by_name.find(name);
   return it == t.by_name.end() ? nullptr : it->second;
 }
@@ -254,12 +288,6 @@ Shape Params::get_shape(std::string_view key) const {
   return Shape(*dims);
 }
 
-std::string shape_list(std::span<const NDArray> in) {
-  std::ostringstream os;
-  for (size_t i = 0; i < in.size(); ++i) os << (i ? ", " : "") << in[i].shape();
-  return os.str();
-}
-
 Context parse_ctx(const Params& p) {
   if (!p.has("ctx")) return Context::cpu(0);
   const std::string text = p.get_string("ctx");
@@ -281,111 +309,260 @@ Context parse_ctx(const Params& p) {
   return make_context(type, static_cast<int>(*id));
 }
 
+// ---- kernels --------------------------------------------------------------------------------
+
+void register_kernel(std::string_view name, DeviceType device, Kernel kernel) {
+  Table& t = current_table();
+  const Op* op = find_op(name);
+  NANOMX_CHECK(op != nullptr) << "register_kernel: unknown operator '" << name << "'";
+  NANOMX_CHECK(static_cast<bool>(kernel))
+      << "register_kernel: empty kernel for '" << op->name << "' on " << device_name(device);
+  std::lock_guard lock(t.kernel_mutex);
+  std::atomic<const Kernel*>& slot = t.kernel_table[op->index * kDeviceSlots + device_slot(device)];
+  NANOMX_CHECK(slot.load(std::memory_order_relaxed) == nullptr)
+      << "register_kernel: '" << op->name << "' already has a " << device_name(device) << " kernel";
+  t.kernels.push_back(std::make_unique<Kernel>(std::move(kernel)));
+  slot.store(t.kernels.back().get(), std::memory_order_release);
+}
+
+const Kernel* find_kernel(const Op& op, DeviceType device) {
+  return current_table().kernel_table[op.index * kDeviceSlots + device_slot(device)].load(
+      std::memory_order_acquire);
+}
+
+const Kernel& get_kernel(const Op& op, DeviceType device) {
+  const Kernel* kernel = find_kernel(op, device);
+  if (kernel != nullptr) return *kernel;
+  std::string registered;
+  for (DeviceType d : {DeviceType::kCPU, DeviceType::kGPU}) {
+    if (find_kernel(op, d) != nullptr)
+      registered += (registered.empty() ? "" : ", ") + std::string(device_name(d));
+  }
+  NANOMX_THROW() << op.name << ": no kernel for device " << device_name(device)
+                 << " (registered: " << (registered.empty() ? "none" : registered) << ")";
+  std::abort();  // unreachable: the line above throws
+}
+
+// ---- definition helpers ---------------------------------------------------------------------
+
+std::vector<std::string> Op::output_names_of(const ParsedParams& p) const {
+  if (output_names) return output_names(p);
+  const int n = outputs_of(p);
+  if (n == 1) return {"output"};
+  std::vector<std::string> names;
+  for (int i = 0; i < n; ++i) names.push_back("output" + std::to_string(i));
+  return names;
+}
+
+ParsedParams parse_attrs(const Op& op, const Attrs& attrs, size_t num_inputs) {
+  Params reader(op, attrs);
+  if (op.variadic() && reader.has(op.num_inputs_key)) {
+    const int64_t n = reader.get_int(op.num_inputs_key);
+    NANOMX_CHECK(n == static_cast<int64_t>(num_inputs))
+        << op.name << ": attribute '" << op.num_inputs_key << "' = " << n << " but " << num_inputs
+        << " input(s) given";
+  }
+  ParsedParams parsed(&op.name);
+  if (op.parse) op.parse(reader, parsed);
+  return parsed;
+}
+
+namespace {
+
+std::string input_name(const Op& op, size_t i) {
+  if (op.variadic()) return op.inputs[0] + "[" + std::to_string(i) + "]";
+  return i < op.inputs.size() ? op.inputs[i] : "input " + std::to_string(i);
+}
+
+void check_counts(const Op& op, const ParsedParams& p, size_t num_in, size_t num_out) {
+  NANOMX_CHECK(op.variadic() ? num_in >= 1 : num_in == op.inputs.size())
+      << op.name << ": expected "
+      << (op.variadic() ? "at least 1" : std::to_string(op.inputs.size())) << " input(s), got "
+      << num_in;
+  const int n = op.outputs_of(p);
+  NANOMX_CHECK(num_out == static_cast<size_t>(n))
+      << op.name << ": " << num_out << " output slot(s) given, the operator has " << n;
+}
+
+}  // namespace
+
+void infer_shapes(const Op& op, const ParsedParams& p, std::span<PartialShape> in,
+                  std::span<PartialShape> out) {
+  check_counts(op, p, in.size(), out.size());
+  op.infer_shape(p, in, out);
+}
+
+void infer_types(const Op& op, const ParsedParams& p, std::span<PartialDType> in,
+                 std::span<PartialDType> out) {
+  check_counts(op, p, in.size(), out.size());
+  if (op.infer_type) {
+    op.infer_type(p, in, out);
+    return;
+  }
+  // Every input and output has one dtype (MXNet's ElemwiseType).
+  PartialDType merged;
+  size_t first = 0;
+  const size_t n = in.size() + out.size();
+  auto slot = [&](size_t i) -> PartialDType& { return i < in.size() ? in[i] : out[i - in.size()]; };
+  auto name = [&](size_t i) {
+    return i < in.size() ? "'" + input_name(op, i) + "'" : std::string("the output");
+  };
+  for (size_t i = 0; i < n; ++i) {
+    if (!slot(i)) continue;
+    if (!merged) {
+      merged = slot(i);
+      first = i;
+      continue;
+    }
+    NANOMX_CHECK(*slot(i) == *merged)
+        << op.name << ": " << name(first) << " has dtype " << dtype_name(*merged) << " but "
+        << name(i) << " has " << dtype_name(*slot(i));
+  }
+  for (size_t i = 0; i < n; ++i) slot(i) = merged;
+}
+
 // ---- invoke -------------------------------------------------------------------------------
 
 namespace {
 
-// What the engine runs: the kernel with its own references to the inputs (so their storage
-// outlives the call) and the output. Inputs are kept inline: an operator call allocates nothing
-// here beyond what the engine's std::function needs for this object. That std::function holds
-// it through a new-expression (too big for its inline buffer): made on the pushing thread and
-// destroyed on a worker, it comes from a process-wide block pool (base/object_pool.h).
+// What the engine runs: the kernel with the call's parsed attributes and its own references to
+// the inputs and outputs (so their storage outlives the call). The lists are inline for a few
+// arrays: an operator call allocates nothing here beyond what the engine's std::function needs
+// for this object. That std::function holds it through a new-expression (too big for its inline
+// buffer): made on the pushing thread and destroyed on a worker, it comes from a process-wide
+// block pool (base/object_pool.h).
 struct Launch : base::Pooled<Launch> {
-  Kernel kernel;
-  std::array<NDArray, kMaxInputs> in;
-  size_t num_in = 0;
-  NDArray out;
-  NDArray temp;  // not none when the kernel writes a temporary that is then copied to out
+  const Kernel* kernel = nullptr;
+  ParsedParams params;
+  SmallVector<NDArray, 4> in;
+  SmallVector<NDArray, 4> out;  // what the kernel writes: an output, or its temporary
+  // (temporary, output) where an output shares storage with an input it may not overwrite.
+  std::vector<std::pair<NDArray, NDArray>> copy_back;
 
   void operator()() const {
-    const std::span<const NDArray> inputs(in.data(), num_in);
-    if (temp.is_none()) {
-      kernel(inputs, out);
-      return;
+    (*kernel)(params, in.span(), out.span());
+    for (const auto& [temp, dest] : copy_back) {
+      if (dest.nbytes()) std::memcpy(dest.data(), temp.data(), dest.nbytes());
     }
-    kernel(inputs, temp);
-    if (out.nbytes()) std::memcpy(out.data(), temp.data(), out.nbytes());
   }
 };
 
 }  // namespace
 
-NDArray invoke_one(const Op& op, std::span<const NDArray> in, const Attrs& attrs,
-                   std::span<const NDArray> outputs) {
-  NANOMX_CHECK(in.size() == op.inputs.size())
-      << op.name << ": expected " << op.inputs.size() << " input(s), got " << in.size();
+void invoke_into(const Op& op, std::span<const NDArray> in, const Attrs& attrs,
+                 std::span<const NDArray> outputs, OutputList& results) {
+  NANOMX_CHECK(op.variadic() ? !in.empty() : in.size() == op.inputs.size())
+      << op.name << ": expected "
+      << (op.variadic() ? "at least 1" : std::to_string(op.inputs.size())) << " input(s), got "
+      << in.size();
   for (size_t i = 0; i < in.size(); ++i) {
-    NANOMX_CHECK(!in[i].is_none())
-        << op.name << ": input '" << op.inputs[i] << "' is a none array (no shape, never assigned)";
+    NANOMX_CHECK(!in[i].is_none()) << op.name << ": input '" << input_name(op, i)
+                                   << "' is a none array (no shape, never assigned)";
   }
-  NANOMX_CHECK(outputs.size() <= 1)
-      << op.name << ": expected at most 1 output array, got " << outputs.size();
-  const NDArray* given = outputs.empty() ? nullptr : &outputs[0];
-  NANOMX_CHECK(!given || !given->is_none())
-      << op.name << ": output is a none array (no shape, never assigned)";
-  Params params(op, attrs);
-  Plan plan = op.plan(params, in, given);
   Launch launch;
-  NDArray& out = launch.out;
-  if (given) {
-    NANOMX_CHECK(given->shape() == plan.shape && given->dtype() == plan.dtype)
-        << op.name << ": output array has shape " << given->shape() << " and dtype "
-        << dtype_name(given->dtype()) << ", expected shape " << plan.shape << " and dtype "
-        << dtype_name(plan.dtype) << " (inputs: " << shape_list(in) << ")";
-    out = *given;
-  } else {
-    const Context ctx = in.empty() ? plan.ctx : in[0].ctx();
-    out = NDArray(std::move(plan.shape), ctx, plan.dtype);
+  launch.params = parse_attrs(op, attrs, in.size());
+  const ParsedParams& params = launch.params;
+  const size_t n_out = static_cast<size_t>(op.outputs_of(params));
+  NANOMX_CHECK(outputs.empty() || outputs.size() == n_out)
+      << op.name << ": expected " << n_out << " output array(s) (or none), got " << outputs.size();
+  for (const NDArray& o : outputs) {
+    NANOMX_CHECK(!o.is_none()) << op.name << ": output is a none array (no shape, never assigned)";
   }
-  launch.kernel = std::move(plan.kernel);
-  // An input sharing the output's storage is safe only for in-place-capable kernels and only
-  // when it is exactly the output; otherwise the kernel writes a temporary that is then copied.
-  bool aliased = false;
-  for (const NDArray& a : in) {
-    if (!a.same_storage(out)) continue;
-    const bool exact =
-        a.data() == out.data() && a.shape() == out.shape() && a.dtype() == out.dtype();
-    aliased = aliased || !(op.inplace_ok && exact);
+  SmallVector<PartialShape, 4> in_shapes(in.size()), out_shapes(n_out);
+  SmallVector<PartialDType, 4> in_types(in.size()), out_types(n_out);
+  for (size_t i = 0; i < in.size(); ++i) {
+    in_shapes[i] = in[i].shape();
+    in_types[i] = in[i].dtype();
   }
-  if (aliased) launch.temp = NDArray(out.shape(), out.ctx(), out.dtype());
-  std::copy(in.begin(), in.end(), launch.in.begin());
-  launch.num_in = in.size();
-
-  engine::VarHandle reads[kMaxInputs];
-  for (size_t i = 0; i < in.size(); ++i) reads[i] = in[i].var();
-  engine::VarHandle write_buffer[4];
-  std::span<const engine::VarHandle> writes;
-  std::vector<engine::VarHandle> write_heap;
-  if (plan.extra_writes.size() < std::size(write_buffer)) {
-    std::copy(plan.extra_writes.begin(), plan.extra_writes.end(), write_buffer);
-    write_buffer[plan.extra_writes.size()] = out.var();
-    writes = std::span(write_buffer, plan.extra_writes.size() + 1);
-  } else {
-    write_heap = std::move(plan.extra_writes);
-    write_heap.push_back(out.var());
-    writes = write_heap;
+  for (size_t j = 0; j < outputs.size(); ++j) {
+    out_shapes[j] = outputs[j].shape();
+    out_types[j] = outputs[j].dtype();
   }
+  op.infer_shape(params, in_shapes.span(), out_shapes.span());
+  infer_types(op, params, in_types.span(), out_types.span());
+  const Context ctx = !outputs.empty()     ? outputs[0].ctx()
+                      : !in.empty()        ? in[0].ctx()
+                      : op.default_context ? op.default_context(params)
+                                           : Context::cpu(0);
+  launch.kernel = &get_kernel(op, ctx.dev_type);
+  results.resize(n_out);
+  for (size_t j = 0; j < n_out; ++j) {
+    NANOMX_CHECK(out_shapes[j].known() && out_types[j])
+        << op.name << ": cannot infer the shape and dtype of output " << j << " (got "
+        << out_shapes[j] << ") from inputs " << shape_list(in_shapes.span());
+    if (!outputs.empty()) {
+      const NDArray& given = outputs[j];
+      NANOMX_CHECK(given.shape() == out_shapes[j].shape() && given.dtype() == *out_types[j])
+          << op.name << ": output array has shape " << given.shape() << " and dtype "
+          << dtype_name(given.dtype()) << ", expected shape " << out_shapes[j] << " and dtype "
+          << dtype_name(*out_types[j]) << " (inputs: " << shape_list(in_shapes.span()) << ")";
+      results[j] = given;
+    } else {
+      results[j] = NDArray(out_shapes[j].shape(), ctx, *out_types[j]);
+    }
+  }
+  // An input sharing an output's storage is safe only where the operator declares that pair in
+  // place and only when it is exactly the output; otherwise the kernel writes a temporary that
+  // is then copied.
+  launch.out.resize(n_out);
+  for (size_t j = 0; j < n_out; ++j) {
+    const NDArray& out = results[j];
+    bool aliased = false;
+    for (size_t i = 0; i < in.size(); ++i) {
+      const NDArray& a = in[i];
+      if (!a.same_storage(out)) continue;
+      const bool exact =
+          a.data() == out.data() && a.shape() == out.shape() && a.dtype() == out.dtype();
+      aliased = aliased || !(exact && op.may_share(static_cast<int>(i), static_cast<int>(j)));
+    }
+    if (aliased) {
+      NDArray temp(out.shape(), out.ctx(), out.dtype());
+      launch.copy_back.emplace_back(temp, out);
+      launch.out[j] = std::move(temp);
+    } else {
+      launch.out[j] = out;
+    }
+  }
+  launch.in.resize(in.size());
+  SmallVector<engine::VarHandle, 4> reads(in.size());
+  for (size_t i = 0; i < in.size(); ++i) {
+    launch.in[i] = in[i];
+    reads[i] = in[i].var();
+  }
+  SmallVector<engine::VarHandle, 4> writes;
+  if (op.state_var) writes.push_back(op.state_var());
+  for (size_t j = 0; j < n_out; ++j) writes.push_back(results[j].var());
   engine::PushOptions options;
   options.name = op.engine_name.c_str();
   options.name_id = op.engine_name_id;
   // The engine copies the shapes during push, so pointers to the caller's arrays will do.
-  // `launch` is moved into the engine's function before push runs: point at `result` instead.
-  NDArray result = out;
-  const Shape* in_shapes[kMaxInputs];
-  const Shape* out_shapes[] = {&result.shape()};
+  SmallVector<const Shape*, 4> in_shape_ptrs, out_shape_ptrs;
   if (profiler::active(options.profile_mode)) {
-    for (size_t i = 0; i < in.size(); ++i) in_shapes[i] = &in[i].shape();
-    options.input_shapes = std::span<const Shape* const>(in_shapes, in.size());
-    options.output_shapes = out_shapes;
+    in_shape_ptrs.resize(in.size());
+    out_shape_ptrs.resize(n_out);
+    for (size_t i = 0; i < in.size(); ++i) in_shape_ptrs[i] = &in[i].shape();
+    for (size_t j = 0; j < n_out; ++j) out_shape_ptrs[j] = &results[j].shape();
+    options.input_shapes = in_shape_ptrs.span();
+    options.output_shapes = out_shape_ptrs.span();
   }
-  const Context ctx = out.ctx();
-  engine::Engine::get().push(std::move(launch), ctx, std::span(reads, in.size()), writes, options);
-  return result;
+  const Context push_ctx = results[0].ctx();
+  engine::Engine::get().push(std::move(launch), push_ctx, reads.span(), writes.span(), options);
 }
 
 std::vector<NDArray> invoke(const Op& op, std::span<const NDArray> inputs, const Attrs& attrs,
                             std::span<const NDArray> outputs) {
-  return {invoke_one(op, inputs, attrs, outputs)};
+  OutputList results;
+  invoke_into(op, inputs, attrs, outputs, results);
+  return {results.begin(), results.end()};
+}
+
+NDArray invoke_one(const Op& op, std::span<const NDArray> inputs, const Attrs& attrs,
+                   std::span<const NDArray> outputs) {
+  OutputList results;
+  invoke_into(op, inputs, attrs, outputs, results);
+  NANOMX_CHECK(results.size() == 1) << op.name << ": invoke_one on an operator with "
+                                    << results.size() << " outputs (use invoke)";
+  return std::move(results[0]);
 }
 
 std::vector<NDArray> invoke(std::string_view name, std::span<const NDArray> inputs,
