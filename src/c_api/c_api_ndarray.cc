@@ -165,20 +165,17 @@ void free_handle(NDArrayHandle handle) {
   }
 }
 
-// Up to N arrays on the stack, more on the heap: the array lists of one C call.
+// Up to N arrays on the stack, more on the heap: the array lists of one C call (only the
+// arrays in use are constructed).
 template <size_t N>
 class ArrayList {
  public:
-  explicit ArrayList(size_t n) : n_(n) {
-    if (n > N) heap_.resize(n);
-  }
-  NDArray& operator[](size_t i) { return n_ > N ? heap_[i] : inline_[i]; }
-  std::span<const NDArray> span() const { return {n_ > N ? heap_.data() : inline_.data(), n_}; }
+  explicit ArrayList(size_t n) : list_(n) {}
+  NDArray& operator[](size_t i) { return list_[i]; }
+  std::span<const NDArray> span() const { return list_.span(); }
 
  private:
-  size_t n_;
-  std::array<NDArray, N> inline_;
-  std::vector<NDArray> heap_;
+  nanomx::ops::SmallVector<NDArray, N> list_;
 };
 
 thread_local std::vector<int> shape_buffer;

@@ -392,14 +392,10 @@ void infer_shapes(const Op& op, const ParsedParams& p, std::span<PartialShape> i
   op.infer_shape(p, in, out);
 }
 
-void infer_types(const Op& op, const ParsedParams& p, std::span<PartialDType> in,
-                 std::span<PartialDType> out) {
-  check_counts(op, p, in.size(), out.size());
-  if (op.infer_type) {
-    op.infer_type(p, in, out);
-    return;
-  }
-  // Every input and output has one dtype (MXNet's ElemwiseType).
+namespace {
+
+// Every input and output has one dtype (MXNet's ElemwiseType).
+void same_type(const Op& op, std::span<PartialDType> in, std::span<PartialDType> out) {
   PartialDType merged;
   size_t first = 0;
   const size_t n = in.size() + out.size();
@@ -419,6 +415,23 @@ void infer_types(const Op& op, const ParsedParams& p, std::span<PartialDType> in
         << name(i) << " has " << dtype_name(*slot(i));
   }
   for (size_t i = 0; i < n; ++i) slot(i) = merged;
+}
+
+void infer_types_unchecked(const Op& op, const ParsedParams& p, std::span<PartialDType> in,
+                           std::span<PartialDType> out) {
+  if (op.infer_type) {
+    op.infer_type(p, in, out);
+  } else {
+    same_type(op, in, out);
+  }
+}
+
+}  // namespace
+
+void infer_types(const Op& op, const ParsedParams& p, std::span<PartialDType> in,
+                 std::span<PartialDType> out) {
+  check_counts(op, p, in.size(), out.size());
+  infer_types_unchecked(op, p, in, out);
 }
 
 // ---- invoke -------------------------------------------------------------------------------
@@ -450,7 +463,7 @@ struct Launch : base::Pooled<Launch> {
 }  // namespace
 
 void invoke_into(const Op& op, std::span<const NDArray> in, const Attrs& attrs,
-                 std::span<const NDArray> outputs, OutputList& results) {
+                 std::span<const NDArray> outputs, OutputList& results, size_t expect_outputs) {
   NANOMX_CHECK(op.variadic() ? !in.empty() : in.size() == op.inputs.size())
       << op.name << ": expected "
       << (op.variadic() ? "at least 1" : std::to_string(op.inputs.size())) << " input(s), got "
@@ -463,6 +476,9 @@ void invoke_into(const Op& op, std::span<const NDArray> in, const Attrs& attrs,
   launch.params = parse_attrs(op, attrs, in.size());
   const ParsedParams& params = launch.params;
   const size_t n_out = static_cast<size_t>(op.outputs_of(params));
+  NANOMX_CHECK(expect_outputs == 0 || n_out == expect_outputs)
+      << op.name << ": the operator has " << n_out << " outputs, the caller takes "
+      << expect_outputs << " (use invoke for all of them)";
   NANOMX_CHECK(outputs.empty() || outputs.size() == n_out)
       << op.name << ": expected " << n_out << " output array(s) (or none), got " << outputs.size();
   for (const NDArray& o : outputs) {
@@ -479,7 +495,7 @@ void invoke_into(const Op& op, std::span<const NDArray> in, const Attrs& attrs,
     out_types[j] = outputs[j].dtype();
   }
   op.infer_shape(params, in_shapes.span(), out_shapes.span());
-  infer_types(op, params, in_types.span(), out_types.span());
+  infer_types_unchecked(op, params, in_types.span(), out_types.span());
   const Context ctx = !outputs.empty()     ? outputs[0].ctx()
                       : !in.empty()        ? in[0].ctx()
                       : op.default_context ? op.default_context(params)
@@ -559,9 +575,7 @@ std::vector<NDArray> invoke(const Op& op, std::span<const NDArray> inputs, const
 NDArray invoke_one(const Op& op, std::span<const NDArray> inputs, const Attrs& attrs,
                    std::span<const NDArray> outputs) {
   OutputList results;
-  invoke_into(op, inputs, attrs, outputs, results);
-  NANOMX_CHECK(results.size() == 1) << op.name << ": invoke_one on an operator with "
-                                    << results.size() << " outputs (use invoke)";
+  invoke_into(op, inputs, attrs, outputs, results, /*expect_outputs=*/1);
   return std::move(results[0]);
 }
 

@@ -70,8 +70,9 @@ Context parse_ctx(const Params& p);
 // The results of one call: a few inline, more on the heap.
 using OutputList = SmallVector<NDArray, 4>;
 // Runs op: parses, infers, allocates the outputs (or checks the given ones), finds the kernel
-// for the outputs' device and pushes it. `results` receives every output.
+// for the outputs' device and pushes it. `results` receives every output. A nonzero
+// `expect_outputs` is checked against the operator's output count before anything runs.
 void invoke_into(const Op& op, std::span<const NDArray> inputs, const Attrs& attrs,
-                 std::span<const NDArray> outputs, OutputList& results);
+                 std::span<const NDArray> outputs, OutputList& results, size_t expect_outputs = 0);
 
 }  // namespace nanomx::ops

@@ -9,7 +9,8 @@
 namespace nanomx::ops {
 
 PartialShape PartialShape::of_rank(int ndim) {
-  PartialShape s(Shape(std::vector<int64_t>(static_cast<size_t>(ndim), kUnknownDim)));
+  PartialShape s{Shape()};
+  for (int i = 0; i < ndim; ++i) s.dims_.push_back(kUnknownDim);
   return s;
 }
 
@@ -72,6 +73,7 @@ std::string shape_list(std::span<const PartialShape> shapes) {
 
 PartialShape broadcast_shapes(const std::string& op, const PartialShape& a, const PartialShape& b) {
   if (!a.rank_known() || !b.rank_known()) return {};
+  if (a == b && a.known()) return a;  // the common case: no broadcasting
   const int nd = std::max(a.ndim(), b.ndim());
   PartialShape out = PartialShape::of_rank(nd);
   for (int i = 0; i < nd; ++i) {

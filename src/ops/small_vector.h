@@ -1,13 +1,14 @@
 // A vector that keeps its first N elements inline and moves to the heap beyond them: the
 // operator call path keeps its input, output, shape and variable lists here so that a call with
-// a few arrays allocates nothing for them.
+// a few arrays allocates nothing for them. Only the elements in use are constructed, so an
+// unused inline slot costs nothing to make, move or destroy.
 #pragma once
 
-#include <array>
 #include <cstddef>
+#include <memory>
+#include <new>
 #include <span>
 #include <utility>
-#include <vector>
 
 namespace nanomx::ops {
 
@@ -16,11 +17,32 @@ class SmallVector {
  public:
   SmallVector() = default;
   explicit SmallVector(size_t n) { resize(n); }
+  SmallVector(const SmallVector& other) {
+    reserve(other.size_);
+    for (const T& x : other) push_back(x);
+  }
+  SmallVector(SmallVector&& other) noexcept { take(other); }
+  SmallVector& operator=(const SmallVector& other) {
+    if (this != &other) {
+      clear();
+      reserve(other.size_);
+      for (const T& x : other) push_back(x);
+    }
+    return *this;
+  }
+  SmallVector& operator=(SmallVector&& other) noexcept {
+    if (this != &other) {
+      release();
+      take(other);
+    }
+    return *this;
+  }
+  ~SmallVector() { release(); }
 
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
-  T* data() { return heap_.empty() ? inline_.data() : heap_.data(); }
-  const T* data() const { return heap_.empty() ? inline_.data() : heap_.data(); }
+  T* data() { return heap_ ? heap_ : reinterpret_cast<T*>(inline_); }
+  const T* data() const { return heap_ ? heap_ : reinterpret_cast<const T*>(inline_); }
   T& operator[](size_t i) { return data()[i]; }
   const T& operator[](size_t i) const { return data()[i]; }
   T* begin() { return data(); }
@@ -30,39 +52,72 @@ class SmallVector {
   std::span<T> span() { return {data(), size_}; }
   std::span<const T> span() const { return {data(), size_}; }
 
-  // New elements are default-constructed (inline ones keep whatever they held: callers assign).
+  void clear() {
+    std::destroy_n(data(), size_);
+    size_ = 0;
+  }
+  // New elements are value-initialized.
   void resize(size_t n) {
-    if (heap_.empty() && n <= N) {
-      for (size_t i = n; i < size_; ++i) inline_[i] = T();
+    if (n < size_) {
+      std::destroy_n(data() + n, size_ - n);
       size_ = n;
       return;
     }
-    spill();
-    heap_.resize(n);
+    reserve(n);
+    std::uninitialized_value_construct_n(data() + size_, n - size_);
     size_ = n;
   }
   void push_back(T value) {
-    if (heap_.empty() && size_ < N) {
-      inline_[size_++] = std::move(value);
-      return;
-    }
-    spill();
-    heap_.push_back(std::move(value));
+    if (size_ == capacity_) reserve(capacity_ * 2);
+    new (data() + size_) T(std::move(value));
     ++size_;
+  }
+  template <typename... A>
+  T& emplace_back(A&&... args) {
+    if (size_ == capacity_) reserve(capacity_ * 2);
+    T* p = new (data() + size_) T(std::forward<A>(args)...);
+    ++size_;
+    return *p;
+  }
+  void reserve(size_t n) {
+    if (n <= capacity_) return;
+    T* fresh = static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t(alignof(T))));
+    std::uninitialized_move_n(data(), size_, fresh);
+    std::destroy_n(data(), size_);
+    free_heap();
+    heap_ = fresh;
+    capacity_ = n;
   }
 
  private:
-  void spill() {
-    if (!heap_.empty()) return;
-    heap_.reserve(size_ + 1);
-    for (size_t i = 0; i < size_; ++i) heap_.push_back(std::move(inline_[i]));
-    for (size_t i = 0; i < size_; ++i) inline_[i] = T();
-    if (heap_.empty()) heap_.reserve(N + 1);
+  void free_heap() {
+    if (heap_) ::operator delete(heap_, std::align_val_t(alignof(T)));
+    heap_ = nullptr;
+    capacity_ = N;
+  }
+  void release() {
+    clear();
+    free_heap();
+  }
+  void take(SmallVector& other) noexcept {
+    if (other.heap_) {
+      heap_ = other.heap_;
+      capacity_ = other.capacity_;
+      size_ = other.size_;
+      other.heap_ = nullptr;
+      other.capacity_ = N;
+      other.size_ = 0;
+      return;
+    }
+    std::uninitialized_move_n(other.data(), other.size_, data());
+    size_ = other.size_;
+    other.clear();
   }
 
-  std::array<T, N> inline_{};
-  std::vector<T> heap_;
+  T* heap_ = nullptr;
+  size_t capacity_ = N;
   size_t size_ = 0;
+  alignas(T) unsigned char inline_[N * sizeof(T)];
 };
 
 }  // namespace nanomx::ops
