@@ -12,6 +12,18 @@ namespace {
 // inference included); a disagreement names the operator and both shapes.
 void same_shape(const std::string& op, const std::vector<std::string>& inputs, bool variadic,
                 std::span<PartialShape> in, std::span<PartialShape> out) {
+  // The common case first (the eager call path): inputs known and alike.
+  if (!in.empty() && in[0].known()) {
+    bool alike = true;
+    for (size_t i = 1; i < in.size() && alike; ++i) alike = in[i] == in[0];
+    for (size_t j = 0; j < out.size() && alike; ++j) {
+      alike = !out[j].rank_known() || out[j] == in[0];
+    }
+    if (alike) {
+      for (PartialShape& o : out) o = in[0];
+      return;
+    }
+  }
   PartialShape merged;
   auto name = [&](size_t i) {
     if (i >= in.size()) return std::string("the output");

@@ -190,6 +190,8 @@ struct Op {
 // Parses `attrs` for `op` (unknown keys, duplicates and bad values name the operator), the
 // variadic count included. Done once per call.
 ParsedParams parse_attrs(const Op& op, const Attrs& attrs, size_t num_inputs);
+// As parse_attrs, into `out` (the call path parses straight into what the kernel receives).
+void parse_attrs_into(const Op& op, const Attrs& attrs, size_t num_inputs, ParsedParams& out);
 
 // Shape and dtype inference of one call on (partial) shapes and dtypes alone. `out` gives the
 // slots for op.outputs_of(p) outputs; known entries are constraints. After it, check complete().

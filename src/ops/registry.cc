@@ -354,7 +354,7 @@ std::vector<std::string> Op::output_names_of(const ParsedParams& p) const {
   return names;
 }
 
-ParsedParams parse_attrs(const Op& op, const Attrs& attrs, size_t num_inputs) {
+void parse_attrs_into(const Op& op, const Attrs& attrs, size_t num_inputs, ParsedParams& out) {
   Params reader(op, attrs);
   if (op.variadic() && reader.has(op.num_inputs_key)) {
     const int64_t n = reader.get_int(op.num_inputs_key);
@@ -362,8 +362,13 @@ ParsedParams parse_attrs(const Op& op, const Attrs& attrs, size_t num_inputs) {
         << op.name << ": attribute '" << op.num_inputs_key << "' = " << n << " but " << num_inputs
         << " input(s) given";
   }
-  ParsedParams parsed(&op.name);
-  if (op.parse) op.parse(reader, parsed);
+  out = ParsedParams(&op.name);
+  if (op.parse) op.parse(reader, out);
+}
+
+ParsedParams parse_attrs(const Op& op, const Attrs& attrs, size_t num_inputs) {
+  ParsedParams parsed;
+  parse_attrs_into(op, attrs, num_inputs, parsed);
   return parsed;
 }
 
@@ -396,6 +401,16 @@ namespace {
 
 // Every input and output has one dtype (MXNet's ElemwiseType).
 void same_type(const Op& op, std::span<PartialDType> in, std::span<PartialDType> out) {
+  // The common case first: every input known and alike.
+  if (!in.empty() && in[0]) {
+    bool alike = true;
+    for (size_t i = 1; i < in.size(); ++i) alike = alike && in[i] == in[0];
+    for (const PartialDType& o : out) alike = alike && (!o || o == in[0]);
+    if (alike) {
+      for (PartialDType& o : out) o = in[0];
+      return;
+    }
+  }
   PartialDType merged;
   size_t first = 0;
   const size_t n = in.size() + out.size();
@@ -473,7 +488,7 @@ void invoke_into(const Op& op, std::span<const NDArray> in, const Attrs& attrs,
                                    << "' is a none array (no shape, never assigned)";
   }
   Launch launch;
-  launch.params = parse_attrs(op, attrs, in.size());
+  parse_attrs_into(op, attrs, in.size(), launch.params);
   const ParsedParams& params = launch.params;
   const size_t n_out = static_cast<size_t>(op.outputs_of(params));
   NANOMX_CHECK(expect_outputs == 0 || n_out == expect_outputs)
@@ -484,47 +499,60 @@ void invoke_into(const Op& op, std::span<const NDArray> in, const Attrs& attrs,
   for (const NDArray& o : outputs) {
     NANOMX_CHECK(!o.is_none()) << op.name << ": output is a none array (no shape, never assigned)";
   }
-  SmallVector<PartialShape, 4> in_shapes(in.size()), out_shapes(n_out);
-  SmallVector<PartialDType, 4> in_types(in.size()), out_types(n_out);
-  for (size_t i = 0; i < in.size(); ++i) {
-    in_shapes[i] = in[i].shape();
-    in_types[i] = in[i].dtype();
+  // Shapes and dtypes of the inputs then the outputs, built in place: the call path is
+  // benchmarked, so one list each and no temporaries.
+  const size_t n_in = in.size();
+  SmallVector<PartialShape, 6> shapes;
+  SmallVector<PartialDType, 6> types;
+  shapes.reserve(n_in + n_out);
+  types.reserve(n_in + n_out);
+  for (const NDArray& a : in) {
+    shapes.emplace_back(a.shape());
+    types.emplace_back(a.dtype());
   }
-  for (size_t j = 0; j < outputs.size(); ++j) {
-    out_shapes[j] = outputs[j].shape();
-    out_types[j] = outputs[j].dtype();
+  for (const NDArray& o : outputs) {
+    shapes.emplace_back(o.shape());
+    types.emplace_back(o.dtype());
   }
-  op.infer_shape(params, in_shapes.span(), out_shapes.span());
-  infer_types_unchecked(op, params, in_types.span(), out_types.span());
+  for (size_t j = outputs.size(); j < n_out; ++j) {
+    shapes.emplace_back();
+    types.emplace_back();
+  }
+  const std::span<PartialShape> in_shapes = shapes.span().first(n_in);
+  const std::span<PartialShape> out_shapes = shapes.span().subspan(n_in);
+  const std::span<PartialDType> out_types = types.span().subspan(n_in);
+  op.infer_shape(params, in_shapes, out_shapes);
+  infer_types_unchecked(op, params, types.span().first(n_in), out_types);
   const Context ctx = !outputs.empty()     ? outputs[0].ctx()
                       : !in.empty()        ? in[0].ctx()
                       : op.default_context ? op.default_context(params)
                                            : Context::cpu(0);
   launch.kernel = &get_kernel(op, ctx.dev_type);
-  results.resize(n_out);
+  results.clear();
+  results.reserve(n_out);
   for (size_t j = 0; j < n_out; ++j) {
     NANOMX_CHECK(out_shapes[j].known() && out_types[j])
         << op.name << ": cannot infer the shape and dtype of output " << j << " (got "
-        << out_shapes[j] << ") from inputs " << shape_list(in_shapes.span());
+        << out_shapes[j] << ") from inputs " << shape_list(in_shapes);
     if (!outputs.empty()) {
       const NDArray& given = outputs[j];
       NANOMX_CHECK(given.shape() == out_shapes[j].shape() && given.dtype() == *out_types[j])
           << op.name << ": output array has shape " << given.shape() << " and dtype "
           << dtype_name(given.dtype()) << ", expected shape " << out_shapes[j] << " and dtype "
-          << dtype_name(*out_types[j]) << " (inputs: " << shape_list(in_shapes.span()) << ")";
-      results[j] = given;
+          << dtype_name(*out_types[j]) << " (inputs: " << shape_list(in_shapes) << ")";
+      results.push_back(given);
     } else {
-      results[j] = NDArray(out_shapes[j].shape(), ctx, *out_types[j]);
+      results.emplace_back(std::move(out_shapes[j]).take_shape(), ctx, *out_types[j]);
     }
   }
   // An input sharing an output's storage is safe only where the operator declares that pair in
   // place and only when it is exactly the output; otherwise the kernel writes a temporary that
   // is then copied.
-  launch.out.resize(n_out);
+  launch.out.reserve(n_out);
   for (size_t j = 0; j < n_out; ++j) {
     const NDArray& out = results[j];
     bool aliased = false;
-    for (size_t i = 0; i < in.size(); ++i) {
+    for (size_t i = 0; i < n_in; ++i) {
       const NDArray& a = in[i];
       if (!a.same_storage(out)) continue;
       const bool exact =
@@ -534,35 +562,36 @@ void invoke_into(const Op& op, std::span<const NDArray> in, const Attrs& attrs,
     if (aliased) {
       NDArray temp(out.shape(), out.ctx(), out.dtype());
       launch.copy_back.emplace_back(temp, out);
-      launch.out[j] = std::move(temp);
+      launch.out.push_back(std::move(temp));
     } else {
-      launch.out[j] = out;
+      launch.out.push_back(out);
     }
   }
-  launch.in.resize(in.size());
-  SmallVector<engine::VarHandle, 4> reads(in.size());
-  for (size_t i = 0; i < in.size(); ++i) {
-    launch.in[i] = in[i];
-    reads[i] = in[i].var();
+  // The engine variables: the inputs' (read), then the state's and the outputs' (written).
+  SmallVector<engine::VarHandle, 8> vars;
+  vars.reserve(n_in + n_out + 1);
+  launch.in.reserve(n_in);
+  for (const NDArray& a : in) {
+    launch.in.push_back(a);
+    vars.push_back(a.var());
   }
-  SmallVector<engine::VarHandle, 4> writes;
-  if (op.state_var) writes.push_back(op.state_var());
-  for (size_t j = 0; j < n_out; ++j) writes.push_back(results[j].var());
+  if (op.state_var) vars.push_back(op.state_var());
+  for (const NDArray& o : results) vars.push_back(o.var());
   engine::PushOptions options;
   options.name = op.engine_name.c_str();
   options.name_id = op.engine_name_id;
   // The engine copies the shapes during push, so pointers to the caller's arrays will do.
-  SmallVector<const Shape*, 4> in_shape_ptrs, out_shape_ptrs;
+  SmallVector<const Shape*, 8> shape_ptrs;
   if (profiler::active(options.profile_mode)) {
-    in_shape_ptrs.resize(in.size());
-    out_shape_ptrs.resize(n_out);
-    for (size_t i = 0; i < in.size(); ++i) in_shape_ptrs[i] = &in[i].shape();
-    for (size_t j = 0; j < n_out; ++j) out_shape_ptrs[j] = &results[j].shape();
-    options.input_shapes = in_shape_ptrs.span();
-    options.output_shapes = out_shape_ptrs.span();
+    for (const NDArray& a : in) shape_ptrs.push_back(&a.shape());
+    for (const NDArray& o : results) shape_ptrs.push_back(&o.shape());
+    options.input_shapes = shape_ptrs.span().first(n_in);
+    options.output_shapes = shape_ptrs.span().subspan(n_in);
   }
   const Context push_ctx = results[0].ctx();
-  engine::Engine::get().push(std::move(launch), push_ctx, reads.span(), writes.span(), options);
+  const std::span<const engine::VarHandle> all_vars = vars.span();
+  engine::Engine::get().push(std::move(launch), push_ctx, all_vars.first(n_in),
+                             all_vars.subspan(n_in), options);
 }
 
 std::vector<NDArray> invoke(const Op& op, std::span<const NDArray> inputs, const Attrs& attrs,

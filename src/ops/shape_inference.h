@@ -34,6 +34,7 @@ class PartialShape {
   bool known() const;
   // The shape itself; only when known().
   const Shape& shape() const { return dims_; }
+  Shape take_shape() && { return std::move(dims_); }
   // "(2,3)", "(2,?)", "?" (unknown rank).
   std::string str() const;
   bool operator==(const PartialShape& other) const {

@@ -8,6 +8,7 @@
 #include <memory>
 #include <new>
 #include <span>
+#include <type_traits>
 #include <utility>
 
 namespace nanomx::ops {
@@ -41,8 +42,8 @@ class SmallVector {
 
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
-  T* data() { return heap_ ? heap_ : reinterpret_cast<T*>(inline_); }
-  const T* data() const { return heap_ ? heap_ : reinterpret_cast<const T*>(inline_); }
+  T* data() { return data_; }
+  const T* data() const { return data_; }
   T& operator[](size_t i) { return data()[i]; }
   const T& operator[](size_t i) const { return data()[i]; }
   T* begin() { return data(); }
@@ -53,7 +54,7 @@ class SmallVector {
   std::span<const T> span() const { return {data(), size_}; }
 
   void clear() {
-    std::destroy_n(data(), size_);
+    if constexpr (!std::is_trivially_destructible_v<T>) std::destroy_n(data(), size_);
     size_ = 0;
   }
   // New elements are value-initialized.
@@ -86,6 +87,7 @@ class SmallVector {
     std::destroy_n(data(), size_);
     free_heap();
     heap_ = fresh;
+    data_ = fresh;
     capacity_ = n;
   }
 
@@ -93,6 +95,7 @@ class SmallVector {
   void free_heap() {
     if (heap_) ::operator delete(heap_, std::align_val_t(alignof(T)));
     heap_ = nullptr;
+    data_ = inline_data();
     capacity_ = N;
   }
   void release() {
@@ -102,9 +105,11 @@ class SmallVector {
   void take(SmallVector& other) noexcept {
     if (other.heap_) {
       heap_ = other.heap_;
+      data_ = heap_;
       capacity_ = other.capacity_;
       size_ = other.size_;
       other.heap_ = nullptr;
+      other.data_ = other.inline_data();
       other.capacity_ = N;
       other.size_ = 0;
       return;
@@ -114,7 +119,10 @@ class SmallVector {
     other.clear();
   }
 
+  T* inline_data() { return reinterpret_cast<T*>(inline_); }
+
   T* heap_ = nullptr;
+  T* data_ = inline_data();  // inline_ or heap_: one load per access
   size_t capacity_ = N;
   size_t size_ = 0;
   alignas(T) unsigned char inline_[N * sizeof(T)];
