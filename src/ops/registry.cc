@@ -47,6 +47,9 @@ struct Table {
 };
 
 Table* building = nullptr;
+// The table's kernel slots, set once while it is built (before any Op can be looked up), so the
+// call path reads a kernel with one load.
+std::atomic<const Kernel*>* kernel_slots = nullptr;
 
 Table& build_table() {
   // Never destroyed: operations still pending at exit run its kernels after static destructors.
@@ -61,6 +64,7 @@ Table& build_table() {
   register_random_ops(r);
   t.kernel_table = std::make_unique<std::atomic<const Kernel*>[]>(t.ops.size() * kDeviceSlots);
   for (size_t i = 0; i < t.ops.size() * kDeviceSlots; ++i) t.kernel_table[i] = nullptr;
+  kernel_slots = t.kernel_table.get();
   register_cpu_kernels();
   building = nullptr;
   return t;
@@ -326,7 +330,7 @@ void register_kernel(std::string_view name, DeviceType device, Kernel kernel) {
 }
 
 const Kernel* find_kernel(const Op& op, DeviceType device) {
-  return current_table().kernel_table[op.index * kDeviceSlots + device_slot(device)].load(
+  return kernel_slots[op.index * kDeviceSlots + device_slot(device)].load(
       std::memory_order_acquire);
 }
 
@@ -527,7 +531,8 @@ void invoke_into(const Op& op, std::span<const NDArray> in, const Attrs& attrs,
                       : !in.empty()        ? in[0].ctx()
                       : op.default_context ? op.default_context(params)
                                            : Context::cpu(0);
-  launch.kernel = &get_kernel(op, ctx.dev_type);
+  launch.kernel = find_kernel(op, ctx.dev_type);
+  if (launch.kernel == nullptr) launch.kernel = &get_kernel(op, ctx.dev_type);  // throws
   results.clear();
   results.reserve(n_out);
   for (size_t j = 0; j < n_out; ++j) {
