@@ -29,7 +29,7 @@ class Params;  // the attribute text reader (ops/registry.h)
 // kernel of whichever device runs it, and it knows the operator's name for messages.
 class ParsedParams {
  public:
-  static constexpr size_t kInlineBytes = 128;
+  static constexpr size_t kInlineBytes = 96;
 
   explicit ParsedParams(const std::string* op_name = nullptr) : op_(op_name) {}
   ParsedParams(const ParsedParams& other) : op_(other.op_) { copy_from(other); }

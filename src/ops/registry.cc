@@ -467,7 +467,7 @@ struct Launch : base::Pooled<Launch> {
   const Kernel* kernel = nullptr;
   ParsedParams params;
   SmallVector<NDArray, 4> in;
-  SmallVector<NDArray, 4> out;  // what the kernel writes: an output, or its temporary
+  SmallVector<NDArray, 2> out;  // what the kernel writes: an output, or its temporary
   // (temporary, output) where an output shares storage with an input it may not overwrite.
   std::vector<std::pair<NDArray, NDArray>> copy_back;
 
