@@ -17,6 +17,7 @@
 
 #include "nanomx/c_api.h"
 #include "nanomx/profiler.h"
+#include "profiler/hooks.h"
 
 namespace prof = nanomx::profiler;
 

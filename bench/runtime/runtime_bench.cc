@@ -37,6 +37,27 @@ void BM_EnginePushWait(benchmark::State& state) {
 }
 BENCHMARK(BM_EnginePushWait)->UseRealTime();
 
+// The same with push_async, completed inside the function (the cost of the completion object).
+void BM_EnginePushAsyncWait(benchmark::State& state) {
+  auto& engine = engine::Engine::get();
+  engine::VarHandle var = engine.new_variable();
+  const engine::VarHandle writes[] = {var};
+  int value = 0;
+  for (auto _ : state) {
+    engine.push_async(
+        [&value](engine::Completion done) {
+          ++value;
+          done.done();
+        },
+        Context::cpu(0), {}, writes);
+    engine.wait_for_var(var);
+  }
+  benchmark::DoNotOptimize(value);
+  engine.delete_variable({}, Context::cpu(0), var);
+  engine.wait_all();
+}
+BENCHMARK(BM_EnginePushAsyncWait)->UseRealTime();
+
 // Throughput: 1000 dependent pushes, one wait; time per op.
 void BM_EnginePushChain(benchmark::State& state) {
   auto& engine = engine::Engine::get();

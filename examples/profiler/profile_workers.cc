@@ -5,6 +5,9 @@
 // prints MXNet's aggregate table.
 //
 //   profile_workers [trace.json]
+//
+// The operator, flow and memory records go through the runtime's own recording hooks
+// (src/profiler/hooks.h, internal), as a runtime layer would; the rest is the public API.
 #include <nanomx/profiler.h>
 
 #include <condition_variable>
@@ -15,6 +18,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "profiler/hooks.h"
 
 namespace prof = nanomx::profiler;
 
@@ -85,7 +90,7 @@ int main(int argc, char** argv) {
   prof::Domain pipeline("Pipeline");
   prof::Counter queue_depth(pipeline, "queue depth");
   prof::Marker iteration_start(pipeline, "iteration start");
-  const int cpu0 = prof::device_slot(prof::DeviceType::kCPU, 0);
+  const int cpu0 = prof::device_slot(prof::device_code::kCPU, 0);
   const prof::NameId operator_category = prof::intern("operator");
   const std::vector<std::string> op_names = {"dot", "relu", "elemwise_add"};
   std::vector<prof::NameId> op_ids;

@@ -10,51 +10,51 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "nanomx/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-#define NANOMX_DLL __attribute__((visibility("default")))
 
 typedef void* ProfileHandle;
 typedef void* KVStoreHandle;
 
 /* The message of the last failed call on this thread. */
-NANOMX_DLL const char* MXGetLastError(void);
+NANOMX_API const char* MXGetLastError(void);
 
 /* ---- Profiler (MXNet 1.9.1 c_api.h) ------------------------------------------------------ */
-NANOMX_DLL int MXSetProcessProfilerConfig(int num_params, const char* const* keys,
+NANOMX_API int MXSetProcessProfilerConfig(int num_params, const char* const* keys,
                                           const char* const* vals, KVStoreHandle kvstoreHandle);
-NANOMX_DLL int MXSetProfilerConfig(int num_params, const char* const* keys,
+NANOMX_API int MXSetProfilerConfig(int num_params, const char* const* keys,
                                    const char* const* vals);
-NANOMX_DLL int MXSetProcessProfilerState(int state, int profile_process,
+NANOMX_API int MXSetProcessProfilerState(int state, int profile_process,
                                          KVStoreHandle kvStoreHandle);
-NANOMX_DLL int MXSetProfilerState(int state);
+NANOMX_API int MXSetProfilerState(int state);
 /* Not in 1.9.1 (MXNet master has it): sets the process-global memory-profiler scope. */
-NANOMX_DLL int MXSetProfilerScope(const char* scope);
-NANOMX_DLL int MXDumpProcessProfile(int finished, int profile_process, KVStoreHandle kvStoreHandle);
-NANOMX_DLL int MXDumpProfile(int finished);
+NANOMX_API int MXSetProfilerScope(const char* scope);
+NANOMX_API int MXDumpProcessProfile(int finished, int profile_process, KVStoreHandle kvStoreHandle);
+NANOMX_API int MXDumpProfile(int finished);
 /* The default table (format table, sort by total, descending). */
-NANOMX_DLL int MXAggregateProfileStatsPrint(const char** out_str, int reset);
+NANOMX_API int MXAggregateProfileStatsPrint(const char** out_str, int reset);
 /* format: 0 table, 1 json; sort_by: 0 total, 1 avg, 2 min, 3 max, 4 count. The string stays
  * valid until the next call on this thread. */
-NANOMX_DLL int MXAggregateProfileStatsPrintEx(const char** out_str, int reset, int format,
+NANOMX_API int MXAggregateProfileStatsPrintEx(const char** out_str, int reset, int format,
                                               int sort_by, int ascending);
-NANOMX_DLL int MXProcessProfilePause(int paused, int profile_process, KVStoreHandle kvStoreHandle);
-NANOMX_DLL int MXProfilePause(int paused);
-NANOMX_DLL int MXProfileCreateDomain(const char* domain, ProfileHandle* out);
-NANOMX_DLL int MXProfileCreateTask(ProfileHandle domain, const char* task_name, ProfileHandle* out);
-NANOMX_DLL int MXProfileCreateFrame(ProfileHandle domain, const char* frame_name,
+NANOMX_API int MXProcessProfilePause(int paused, int profile_process, KVStoreHandle kvStoreHandle);
+NANOMX_API int MXProfilePause(int paused);
+NANOMX_API int MXProfileCreateDomain(const char* domain, ProfileHandle* out);
+NANOMX_API int MXProfileCreateTask(ProfileHandle domain, const char* task_name, ProfileHandle* out);
+NANOMX_API int MXProfileCreateFrame(ProfileHandle domain, const char* frame_name,
                                     ProfileHandle* out);
-NANOMX_DLL int MXProfileCreateEvent(const char* event_name, ProfileHandle* out);
-NANOMX_DLL int MXProfileCreateCounter(ProfileHandle domain, const char* counter_name,
+NANOMX_API int MXProfileCreateEvent(const char* event_name, ProfileHandle* out);
+NANOMX_API int MXProfileCreateCounter(ProfileHandle domain, const char* counter_name,
                                       ProfileHandle* out);
-NANOMX_DLL int MXProfileDestroyHandle(ProfileHandle frame_handle);
-NANOMX_DLL int MXProfileDurationStart(ProfileHandle duration_handle);
-NANOMX_DLL int MXProfileDurationStop(ProfileHandle duration_handle);
-NANOMX_DLL int MXProfileSetCounter(ProfileHandle counter_handle, uint64_t value);
-NANOMX_DLL int MXProfileAdjustCounter(ProfileHandle counter_handle, int64_t by_value);
-NANOMX_DLL int MXProfileSetMarker(ProfileHandle domain, const char* instant_marker_name,
+NANOMX_API int MXProfileDestroyHandle(ProfileHandle frame_handle);
+NANOMX_API int MXProfileDurationStart(ProfileHandle duration_handle);
+NANOMX_API int MXProfileDurationStop(ProfileHandle duration_handle);
+NANOMX_API int MXProfileSetCounter(ProfileHandle counter_handle, uint64_t value);
+NANOMX_API int MXProfileAdjustCounter(ProfileHandle counter_handle, int64_t by_value);
+NANOMX_API int MXProfileSetMarker(ProfileHandle domain, const char* instant_marker_name,
                                   const char* scope);
 
 #ifdef __cplusplus

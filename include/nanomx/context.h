@@ -3,11 +3,14 @@
 
 #include <string>
 
-#include "nanomx/profiler.h"
+// The C++ API: exported from libnanomx.so (nanomx/export.h).
+#pragma GCC visibility push(default)
 
 namespace nanomx {
 
-using profiler::DeviceType;
+// MXNet's device type codes. The profiler, a layer below this one, names devices by these same
+// integer codes (it cannot include this header); src/base/context.cc checks that they agree.
+enum class DeviceType { kCPU = 1, kGPU = 2, kCPUPinned = 3, kCPUShared = 5 };
 
 struct Context {
   DeviceType dev_type = DeviceType::kCPU;
@@ -16,7 +19,7 @@ struct Context {
   static Context cpu(int id = 0) { return {DeviceType::kCPU, id}; }
   bool is_cpu() const { return dev_type != DeviceType::kGPU; }
   // The profiler's device slot (cpu/i, gpu/i, ...); throws for an id out of range.
-  int profiler_slot() const { return profiler::device_slot(dev_type, dev_id); }
+  int profiler_slot() const;
   // "cpu(0)", "gpu(1)", "cpu_pinned(0)", "cpu_shared(0)".
   std::string str() const;
   bool operator==(const Context& other) const = default;
@@ -27,3 +30,5 @@ struct Context {
 Context make_context(int dev_type, int dev_id);
 
 }  // namespace nanomx
+
+#pragma GCC visibility pop

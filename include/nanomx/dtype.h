@@ -8,6 +8,9 @@
 #include <string_view>
 #include <type_traits>
 
+// The C++ API: exported from libnanomx.so (nanomx/export.h).
+#pragma GCC visibility push(default)
+
 namespace nanomx {
 
 // MXNet's type_flag values (mshadow): the codes written into .params files.
@@ -145,3 +148,5 @@ inline double to_double(T value) {
 }
 
 }  // namespace nanomx
+
+#pragma GCC visibility pop

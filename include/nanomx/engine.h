@@ -1,28 +1,43 @@
-// The asynchronous dependency engine (MXNet's model, spec §7).
+// The asynchronous dependency engine (MXNet's model, docs/mxnet-compat.md#engine).
 //
 // Work is pushed as a function plus the variables it reads and writes; `push` returns at once.
 // Per variable, operations run in push order except that reads pushed between two writes run
 // together: a read waits for every earlier write, a write for every earlier read and write.
-// The threaded engine runs CPU work on a worker pool per CPU device (NANOMX_CPU_WORKER_NTHREADS,
-// default 1); the naive engine (NANOMX_ENGINE_TYPE=NaiveEngine) runs everything inside push.
+// The threaded engine runs work on a worker pool per device, found by device type (CPU devices:
+// NANOMX_CPU_WORKER_NTHREADS threads, default 1; a push on a device type without workers, gpu in
+// this build, throws naming it); the naive engine (NANOMX_ENGINE_TYPE=NaiveEngine) runs everything
+// inside push (push_async returns once the operation completed, waiting for a completion made
+// elsewhere).
 //
 // Errors: an exception thrown by an operation is stored on the variables it writes; later
 // operations that read or write such a variable are skipped and inherit the error; the error is
 // raised (once) by the next wait_for_var on it, and by wait_all. The engine keeps working.
 //
-// Profiling: when the push's mode bits are active at push time, the operation is recorded on
-// the thread that runs it, category "operator", on its context's device row, with the given
-// shapes, and a flow arrow from the pushing thread.
+// Asynchronous operations (MXNet's PushAsync): push_async's function receives a Completion and
+// the operation ends when that completion is called (once, from any thread), not when the
+// function returns; only then are its variables released. The worker is free as soon as the
+// function returns. push(fn) is the special case that completes when fn returns.
+//
+// Profiling: when the push's mode bits are active at push time, the operation is recorded
+// category "operator", on its context's device row, with the given shapes, and a flow arrow
+// from the pushing thread. A synchronous operation is recorded on the thread that runs it; an
+// asynchronous one spans from the start of its function to its completion and is recorded on
+// the thread that completes it.
 #pragma once
 
+#include <exception>
 #include <functional>
 #include <memory>
 #include <span>
 #include <string_view>
+#include <utility>
 
 #include "nanomx/context.h"
 #include "nanomx/profiler.h"
 #include "nanomx/shape.h"
+
+// The C++ API: exported from libnanomx.so (nanomx/export.h).
+#pragma GCC visibility push(default)
 
 namespace nanomx::engine {
 
@@ -42,6 +57,41 @@ enum class FnProperty {
 
 class Var;  // opaque; created by new_variable, destroyed by delete_variable
 using VarHandle = Var*;
+struct OprBlock;  // opaque: a pushed operation
+
+// The completion of an asynchronous operation (MXNet's CallbackOnComplete). Copyable: copies
+// refer to the same operation, and any one of them may be called, once, from any thread.
+// - done(): the operation succeeded; done(error) / fail(message): it failed, exactly as if its
+//   function had thrown (the error is stored on the written variables, dependents are skipped,
+//   and wait_for_var / wait_all raise it).
+// - Completing an operation twice throws nanomx::Error (the second call changes nothing).
+// - When the last copy is destroyed without the operation being completed, it completes with
+//   the error "completion ... destroyed without being called": a lost completion shows up as an
+//   error on the written variables instead of a wait that never returns.
+// - An exception thrown by the function before it completes completes the operation with that
+//   error; one thrown after it completed is raised by the next wait_all.
+// A completion must not outlive the engine that made it.
+class Completion {
+ public:
+  Completion() = default;  // refers to no operation; calling it throws
+  Completion(const Completion& other) noexcept;
+  Completion(Completion&& other) noexcept : op_(std::exchange(other.op_, nullptr)) {}
+  Completion& operator=(const Completion& other) noexcept;
+  Completion& operator=(Completion&& other) noexcept;
+  ~Completion();
+
+  void done() const;
+  void done(std::exception_ptr error) const;  // a null error is done()
+  void fail(std::string_view message) const;
+  explicit operator bool() const { return op_ != nullptr; }
+
+  // Used by the engines: adopts one reference to op.
+  explicit Completion(OprBlock* op) noexcept : op_(op) {}
+
+ private:
+  OprBlock* op_ = nullptr;
+};
+using AsyncFn = std::function<void(Completion)>;
 
 struct PushOptions {
   FnProperty prop = FnProperty::kNormal;
@@ -69,6 +119,10 @@ class Engine {
   // A variable listed in both is treated as written; duplicates are ignored.
   virtual void push(std::function<void()> fn, Context ctx, std::span<const VarHandle> reads,
                     std::span<const VarHandle> writes, const PushOptions& options = {}) = 0;
+  // The asynchronous form: fn receives the operation's Completion; the operation (and, for the
+  // naive engine, this call) ends when the completion is called. Same ordering as push.
+  virtual void push_async(AsyncFn fn, Context ctx, std::span<const VarHandle> reads,
+                          std::span<const VarHandle> writes, const PushOptions& options = {}) = 0;
   // Runs on_delete (may be empty) after every pending use of var, then destroys var. Nothing
   // may be pushed on var afterwards.
   virtual void delete_variable(std::function<void()> on_delete, Context ctx, VarHandle var) = 0;
@@ -90,3 +144,5 @@ class Engine {
 EngineType parse_engine_type(std::string_view name);
 
 }  // namespace nanomx::engine
+
+#pragma GCC visibility pop

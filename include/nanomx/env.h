@@ -5,6 +5,9 @@
 #include <string>
 #include <string_view>
 
+// The C++ API: exported from libnanomx.so (nanomx/export.h).
+#pragma GCC visibility push(default)
+
 namespace nanomx::env {
 
 // The value of NANOMX_<name>, else MXNET_<name>, else nullopt.
@@ -13,3 +16,5 @@ std::optional<std::string> get(std::string_view name);
 int get_int(std::string_view name, int default_value);
 
 }  // namespace nanomx::env
+
+#pragma GCC visibility pop

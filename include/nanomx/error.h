@@ -8,6 +8,9 @@
 #include <stdexcept>
 #include <string>
 
+// The C++ API: exported from libnanomx.so (nanomx/export.h).
+#pragma GCC visibility push(default)
+
 namespace nanomx {
 
 class Error : public std::runtime_error {
@@ -53,3 +56,5 @@ template <typename... Parts>
 
 // NANOMX_THROW() << "message"; always throws nanomx::Error.
 #define NANOMX_THROW() ::nanomx::detail::ErrorBuilder()
+
+#pragma GCC visibility pop

@@ -19,7 +19,14 @@
 #include "nanomx/engine.h"
 #include "nanomx/shape.h"
 
+// The C++ API: exported from libnanomx.so (nanomx/export.h).
+#pragma GCC visibility push(default)
+
 namespace nanomx {
+
+namespace storage {
+class Arena;
+}  // namespace storage
 
 namespace detail {
 // The reference count at the front of a storage chunk (defined in ndarray.cc).
@@ -73,6 +80,13 @@ class NDArray {
   NDArray() = default;
   // An uninitialized array.
   NDArray(Shape shape, Context ctx, DType dtype = DType::kFloat32);
+  // An uninitialized array in bytes [offset, offset + nbytes) of an arena (storage.h), on the
+  // arena's context, with its own engine variable; offset must be a multiple of the dtype's
+  // size. The array (and its views) keep the arena alive. Ordering between arrays whose regions
+  // overlap is the caller's (a memory planner gives overlapping bytes only to arrays whose
+  // lifetimes do not overlap).
+  static NDArray in_arena(std::shared_ptr<storage::Arena> arena, size_t offset, Shape shape,
+                          DType dtype = DType::kFloat32);
 
   bool is_none() const { return chunk_ == nullptr; }
   const Shape& shape() const { return shape_; }
@@ -126,7 +140,7 @@ class NDArray {
   size_t byte_offset_ = 0;
 };
 
-// ---- Save / load (spec §1.5, MXNet 1.x binary formats) -----------------------------------------
+// ---- Save / load (MXNet 1.x binary formats, docs/mxnet-compat.md#file-formats) ----
 
 // The single-array blob (NDArray::Save; what pickling stores): appended to `out`.
 void save_blob(const NDArray& array, std::string& out);
@@ -145,3 +159,5 @@ LoadedArrays load_list(const void* data, size_t size, const std::string& source)
 LoadedArrays load_file(const std::string& filename);
 
 }  // namespace nanomx
+
+#pragma GCC visibility pop

@@ -13,6 +13,9 @@
 
 #include "nanomx/ndarray.h"
 
+// The C++ API: exported from libnanomx.so (nanomx/export.h).
+#pragma GCC visibility push(default)
+
 namespace nanomx::ops {
 
 using Attrs = std::vector<std::pair<std::string, std::string>>;
@@ -45,3 +48,5 @@ std::vector<NDArray> invoke(std::string_view name, std::span<const NDArray> inpu
 void seed_random(uint64_t seed);
 
 }  // namespace nanomx::ops
+
+#pragma GCC visibility pop

@@ -5,9 +5,12 @@
 // Marker, the model of MXNet's profiler and of Intel ITT / NVTX). What it writes: a Chrome
 // Tracing JSON file (valid after every flush) and MXNet's aggregate table (`dumps`).
 //
-// Cost model: a disabled site is one relaxed atomic load and a branch (`active`). A recorded
-// event is one 32-byte record appended to a thread-local buffer: no lock, no allocation, no
-// formatting. Everything expensive happens in the collector (dump or the continuous-dump thread).
+// Cost model: a disabled site is one relaxed atomic load and a branch. A recorded event is one
+// 32-byte record appended to a thread-local buffer: no lock, no allocation, no formatting.
+// Everything expensive happens in the collector (dump or the continuous-dump thread).
+//
+// This header is the whole user API. The hooks the runtime's own layers record through
+// (operators, C API calls, memory, device rows, the gate) are internal: src/profiler/hooks.h.
 //
 // Quick start for C++ code:
 //   nanomx::profiler::set_config({{"profile_all", "true"}, {"filename", "trace.json"}});
@@ -19,11 +22,13 @@
 
 #include <atomic>
 #include <cstdint>
-#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+// The C++ API: exported from libnanomx.so (nanomx/export.h).
+#pragma GCC visibility push(default)
 
 namespace nanomx::profiler {
 
@@ -98,7 +103,9 @@ std::string dumps(bool reset = false, StatsFormat format = StatsFormat::kTable,
 uint32_t mode();
 State state();
 bool paused();
-const Config& current_config();
+// A copy of the configuration in effect, taken under the profiler's lock (a reference would
+// let the caller read it while set_config changes it).
+Config current_config();
 // Events dropped because the buffer bound was reached, since the process started.
 uint64_t dropped_events();
 
@@ -118,15 +125,12 @@ std::string name_of(NameId id);
 void set_thread_name(std::string_view name);
 
 // ------------------------------------------------------------------------------------------
-// Device rows. Slots follow MXNet: cpu/0..cpu/N-1, gpu/0..gpu/G-1, "cpu pinned/",
-// "cpu shared/"; N = hardware threads, G = 0 until a CUDA-enabled layer sets it.
+// Memory per device row. `slot` is a device's row in the trace: Context::profiler_slot()
+// (nanomx/context.h) gives it for a context; cpu/0 is slot 0.
 
-enum class DeviceType { kCPU = 1, kGPU = 2, kCPUPinned = 3, kCPUShared = 5 };  // MXNet's codes
-int device_slot(DeviceType type, int device_id);  // throws on an id out of range
-int device_slot_count();
-std::string device_slot_name(int slot);
-// Called once by a CUDA-enabled runtime before profiling; the slot layout is fixed afterwards.
-void set_gpu_slot_count(int count);
+// Bytes in use now and at most since the process started (tracked even while not profiling).
+uint64_t memory_in_use(int slot);
+uint64_t memory_peak(int slot);
 
 // ------------------------------------------------------------------------------------------
 // User objects (MXNet's Domain / Task / Frame / Event / Counter / Marker). Recording is gated
@@ -211,100 +215,24 @@ class Marker {
 };
 
 // ------------------------------------------------------------------------------------------
-// Hooks for the runtime's layers (engine, storage, C API). All are cheap when disabled.
+// Scoped annotation for C++ code: an Event-kind duration (category "event") that costs one
+// load and a branch when the profiler is paused.
 
 namespace detail {
-// Bits of the gate word: the four mode bits (set only while running and not paused), kUserBit
-// (set while not paused: user objects), kAggregateBit (aggregate table enabled), kRunningBit.
-constexpr uint32_t kUserBit = 16;
-constexpr uint32_t kAggregateBit = 32;
-// Set while running and not paused, whatever the mode: MXNet's CachedOp static path (the
-// symbolic executor) profiles its ops under this condition (spec §4.1).
-constexpr uint32_t kRunningBit = 64;
+// The profiler's gate word; only its user-object bit is read here (set while not paused), so a
+// disabled scope stays inline. The other bits and their readers are internal.
 extern std::atomic<uint32_t> gate;
-uint64_t now_ticks_slow();
-extern bool use_tsc;  // set once at load, before any record
+constexpr uint32_t kUserBit = 16;
+uint64_t scope_begin_ticks();  // now, on the profiler's clock
 }  // namespace detail
 
-// True when events of these mode bits are being recorded: one relaxed load and a branch.
-inline bool active(uint32_t mode_bits) {
-  return (detail::gate.load(std::memory_order_relaxed) & mode_bits) == mode_bits;
-}
-
-// The profiler's clock: TSC ticks where the TSC is invariant, else CLOCK_MONOTONIC ns. Ticks
-// become nanoseconds since the trace's time zero only in the collector.
-inline uint64_t now_ticks() {
-#if defined(__x86_64__)
-  if (detail::use_tsc) return __builtin_ia32_rdtsc();
-#endif
-  return detail::now_ticks_slow();
-}
-
-// C API calls (category MXNET_C_API). Each call records the counters "MXNet C API Calls" and
-// "MXNet C API Concurrency" and a `b`/`e` task named after the function. Tolerant of the state
-// changing in the middle of a call.
-void api_enter(NameId function);
-void api_exit(NameId function);
-class ApiCallScope {
- public:
-  explicit ApiCallScope(NameId function) : function_(function), on_(active(kApi)) {
-    if (on_) api_enter(function_);
-  }
-  ~ApiCallScope() {
-    if (on_) api_exit(function_);
-  }
-  ApiCallScope(const ApiCallScope&) = delete;
-  ApiCallScope& operator=(const ApiCallScope&) = delete;
-
- private:
-  NameId function_;
-  bool on_;
-};
-
-// Operators (category "operator", or "Custom Operator" for names with "::"). Recorded on the
-// calling (worker) thread under the device slot's row, with the shapes in `args`. A non-zero
-// flow id links the op to the thread that pushed it (see flow_start).
-struct ShapeView {
-  const int64_t* dims;
-  int ndim;
-};
-struct OperatorShapes {
-  std::span<const ShapeView> inputs;
-  std::span<const ShapeView> outputs;
-};
-void record_operator(NameId name, int slot, uint64_t begin_ticks, uint64_t end_ticks,
-                     const OperatorShapes& shapes = {}, uint64_t flow_id = 0);
-
-// Records the start of a flow arrow on the calling thread and returns its id (never 0).
-// Returns 0 (nothing recorded) when `mode_bits` are not active.
-uint64_t flow_start(NameId category, uint32_t mode_bits);
-
-// The same operator record for an engine that pushes on one thread and runs on another: the
-// shapes are packed once, at push, into the words the record carries (`n_in, n_out`, then
-// `rank, dims...` of each shape, zero-padded to a multiple of 4); `record_operator_packed` then
-// appends the flow finish, the operator and its shape words with one reservation and one
-// commit. `pack_operator_shapes` returns the number of words (a multiple of 4), or 0 when they
-// need more than `capacity` or more than kMaxShapeWords (the op is then recorded without shapes).
-constexpr size_t kMaxShapeWords = 256;
-size_t packed_shape_words(const OperatorShapes& shapes);  // before padding; may exceed the max
-size_t pack_operator_shapes(const OperatorShapes& shapes, int64_t* words, size_t capacity);
-void record_operator_packed(NameId name, int slot, uint64_t begin_ticks, uint64_t end_ticks,
-                            const int64_t* words, size_t num_words, uint64_t flow_id);
-
-// Memory per device slot: in-use bytes are always tracked (so the peak is true); while kMemory
-// is active each change also records the counter "Memory: <slot>" in category "Device Storage".
-void memory_alloc(int slot, uint64_t bytes);
-void memory_free(int slot, uint64_t bytes);
-uint64_t memory_in_use(int slot);
-uint64_t memory_peak(int slot);
-
-// ------------------------------------------------------------------------------------------
-// Scoped annotation for C++ code: an Event-kind duration (category "event") that costs one
-// load and a branch when the profiler is paused or stopped.
 class ScopedEvent {
  public:
   explicit ScopedEvent(NameId name)
-      : name_(name), begin_(active(detail::kUserBit) ? now_ticks() : 0) {}
+      : name_(name),
+        begin_((detail::gate.load(std::memory_order_relaxed) & detail::kUserBit) != 0
+                   ? detail::scope_begin_ticks()
+                   : 0) {}
   ~ScopedEvent() {
     if (begin_ != 0) finish();
   }
@@ -328,3 +256,5 @@ class ScopedEvent {
       ::nanomx::profiler::intern(name_literal);                                                 \
   ::nanomx::profiler::ScopedEvent NANOMX_PROFILE_CONCAT(                                        \
       nanomx_scope_, __LINE__)(NANOMX_PROFILE_CONCAT(nanomx_scope_name_, __LINE__))
+
+#pragma GCC visibility pop

@@ -11,6 +11,9 @@
 #include <string>
 #include <vector>
 
+// The C++ API: exported from libnanomx.so (nanomx/export.h).
+#pragma GCC visibility push(default)
+
 namespace nanomx {
 
 class Shape {
@@ -116,3 +119,5 @@ std::ostream& operator<<(std::ostream& os, const Shape& shape);
 int normalize_axis(int64_t axis, int ndim, const char* what);
 
 }  // namespace nanomx
+
+#pragma GCC visibility pop

@@ -1,12 +1,21 @@
-// Device memory. The CPU allocator hands out 64-byte aligned blocks, keeps freed blocks in a pool
-// per size class for reuse, and reports every block handed out and returned to the memory
-// profiler under the context's device row ("Memory: cpu/0").
+// Device memory: one allocator per device type behind one interface (DeviceAllocator), found
+// through a registry, and arenas (one block carved into many arrays by byte offset) beside the
+// per-array allocation.
+//
+// The CPU allocator (registered for cpu, cpu_pinned and cpu_shared) hands out 64-byte aligned
+// blocks, keeps freed blocks in a pool per size class for reuse, and reports every block handed
+// out and returned to the memory profiler under the context's device row ("Memory: cpu/0").
+// A device layer (CUDA) registers its own allocator for its device type.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 
 #include "nanomx/context.h"
+
+// The C++ API: exported from libnanomx.so (nanomx/export.h).
+#pragma GCC visibility push(default)
 
 namespace nanomx::storage {
 
@@ -21,15 +30,77 @@ struct Block {
 
 constexpr size_t kAlignment = 64;
 
-// Allocates `size` bytes on ctx (a zero-byte request gives a null block). Throws on failure.
+// The memory of one device type. Implementations are thread-safe: blocks are allocated on the
+// pushing thread and released on engine workers. An allocator reports what it hands out to
+// the memory profiler (profiler::memory_alloc / memory_free on the context's device slot).
+class DeviceAllocator {
+ public:
+  virtual ~DeviceAllocator() = default;
+  // `size` bytes on ctx, aligned to at least kAlignment; a zero-byte request gives a null
+  // block. Throws on failure.
+  virtual Block allocate(size_t size, Context ctx) = 0;
+  // Takes back a block this allocator made (null data: nothing); sets block.data to null.
+  virtual void release(Block& block) = 0;
+  // Frees every pooled (unused) block; what is still in use stays.
+  virtual void release_pooled() = 0;
+  // Bytes held in pools, not in use.
+  virtual size_t pooled_bytes() = 0;
+  virtual const char* name() const = 0;  // "cpu pooled", for messages
+};
+
+// Makes `allocator` the one for device type `type` (null: none). The allocator is not owned
+// and must outlive every block it made; at most one per type (the CPU one is built in).
+void register_allocator(DeviceType type, DeviceAllocator* allocator);
+// The allocator of a device type; throws naming the device type when this build has none.
+DeviceAllocator& allocator_for(DeviceType type);
+
+// Through allocator_for(ctx.dev_type): allocates `size` bytes on ctx (a zero-byte request
+// gives a null block); throws on failure.
 Block allocate(size_t size, Context ctx);
-// Returns a block to its pool (or to the system when the pool is over its limit).
+// Returns a block to the allocator of its context.
 void release(Block& block);
-// Frees every pooled (unused) block; what is still in use stays.
+// Every registered allocator: frees the pooled blocks / the bytes pooled.
 void release_pooled();
-// Bytes held in the pools, not in use.
 size_t pooled_bytes();
-// The size class a request of `size` bytes is served from.
+// The size class a request of `size` bytes is served from (CPU allocator).
 size_t size_class(size_t size);
 
+// An arena: one block from a device allocator, carved into regions by byte offset, so that a
+// memory planner can place many arrays in one block (regions of arrays whose lifetimes do not
+// overlap may share bytes). The block is counted once by the memory profiler and freed when the
+// arena is; arrays placed in it (NDArray::in_arena) hold the arena until they are freed.
+class Arena {
+ public:
+  // One block of `planned_bytes` on ctx (zero bytes: no block, only empty regions).
+  static std::shared_ptr<Arena> create(size_t planned_bytes, Context ctx);
+  ~Arena();
+  Arena(const Arena&) = delete;
+  Arena& operator=(const Arena&) = delete;
+
+  size_t planned_bytes() const { return block_.size; }
+  Context ctx() const { return block_.ctx; }
+  // The start of region [offset, offset + bytes): throws unless it lies inside the arena and
+  // offset is a multiple of `alignment` (a power of two, at most kAlignment).
+  void* region(size_t offset, size_t bytes, size_t alignment = kAlignment) const;
+
+ private:
+  explicit Arena(Block block) : block_(block) {}
+  Block block_;
+};
+
+// Lays regions out one after another, each aligned: the offsets and the planned bytes of an
+// arena whose regions all live at once.
+class ArenaLayout {
+ public:
+  // The offset of a new region of `bytes`, aligned to `alignment` (a power of two, at most
+  // kAlignment).
+  size_t add(size_t bytes, size_t alignment = kAlignment);
+  size_t planned_bytes() const { return end_; }
+
+ private:
+  size_t end_ = 0;
+};
+
 }  // namespace nanomx::storage
+
+#pragma GCC visibility pop

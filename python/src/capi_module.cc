@@ -75,19 +75,33 @@ void check_unlocked(Call&& call) {
 void* as_handle(Handle handle) { return handle.ptr; }
 uintptr_t as_int(const void* handle) { return reinterpret_cast<uintptr_t>(handle); }
 
-// Element size and numpy name of each MXNet type code nanomx supports (index = type code).
+// The library's element types (MXGetDTypeTable): MXNet type code, numpy name, element size.
+struct DTypeTable {
+  mx_uint size = 0;
+  const int* codes = nullptr;
+  const char** names = nullptr;
+  const mx_uint* sizes = nullptr;
+};
+const DTypeTable& dtype_table() {
+  static const DTypeTable table = [] {
+    DTypeTable t;
+    check(MXGetDTypeTable(&t.size, &t.codes, &t.names, &t.sizes));
+    return t;
+  }();
+  return table;
+}
+
+// Element size and numpy name of an MXNet type code.
 struct DTypeInfo {
   size_t size;
   const char* numpy_name;
 };
-const DTypeInfo& dtype_info(int dtype) {
-  static constexpr DTypeInfo kTypes[] = {{4, "float32"}, {8, "float64"}, {2, "float16"},
-                                         {1, "uint8"},   {4, "int32"},   {1, "int8"},
-                                         {8, "int64"}};
-  if (dtype < 0 || dtype >= static_cast<int>(std::size(kTypes))) {
-    throw py::value_error("nanomx: unsupported dtype code " + std::to_string(dtype));
+DTypeInfo dtype_info(int dtype) {
+  const DTypeTable& table = dtype_table();
+  for (mx_uint i = 0; i < table.size; ++i) {
+    if (table.codes[i] == dtype) return {table.sizes[i], table.names[i]};
   }
-  return kTypes[dtype];
+  throw py::value_error("nanomx: unsupported dtype code " + std::to_string(dtype));
 }
 
 // UTF-8 views of a list or tuple of str; the strings stay alive in `keep`.
@@ -270,6 +284,14 @@ void register_ndarray(py::module_& m) {
     const size_t bytes = static_cast<size_t>(info.size * info.itemsize);
     check(MXNDArrayLoadFromRawBytes(info.ptr, bytes, &out));
     return as_int(out);
+  });
+  // [(code, name, itemsize)] of every element type, for the Python side's dtype maps.
+  m.def("dtype_table", [] {
+    const DTypeTable& table = dtype_table();
+    py::list out;
+    for (mx_uint i = 0; i < table.size; ++i)
+      out.append(py::make_tuple(table.codes[i], table.names[i], table.sizes[i]));
+    return out;
   });
   m.def("list_op_names", [] {
     mx_uint size = 0;

@@ -1,8 +1,19 @@
 #include "nanomx/context.h"
 
 #include "nanomx/error.h"
+#include "profiler/hooks.h"
 
 namespace nanomx {
+
+static_assert(static_cast<int>(DeviceType::kCPU) == profiler::device_code::kCPU &&
+                  static_cast<int>(DeviceType::kGPU) == profiler::device_code::kGPU &&
+                  static_cast<int>(DeviceType::kCPUPinned) == profiler::device_code::kCPUPinned &&
+                  static_cast<int>(DeviceType::kCPUShared) == profiler::device_code::kCPUShared,
+              "the profiler's device codes must be MXNet's, as DeviceType's");
+
+int Context::profiler_slot() const {
+  return profiler::device_slot(static_cast<int>(dev_type), dev_id);
+}
 
 std::string Context::str() const {
   const char* name = "cpu";

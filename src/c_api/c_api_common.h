@@ -12,6 +12,7 @@
 
 #include "nanomx/error.h"
 #include "nanomx/profiler.h"
+#include "profiler/hooks.h"
 
 namespace nanomx::c_api {
 // Stores the message of the exception being handled (call only inside a catch block) for

@@ -395,6 +395,38 @@ int MXNDArrayLoadFromRawBytes(const void* buf, size_t size, NDArrayHandle* out) 
   NANOMX_API_END();
 }
 
+int MXGetDTypeTable(mx_uint* out_size, const int** out_codes, const char*** out_names,
+                    const mx_uint** out_sizes) {
+  NANOMX_API_BEGIN(MXGetDTypeTable);
+  check_not_null(out_size, "MXGetDTypeTable", "out_size");
+  check_not_null(out_codes, "MXGetDTypeTable", "out_codes");
+  check_not_null(out_names, "MXGetDTypeTable", "out_names");
+  check_not_null(out_sizes, "MXGetDTypeTable", "out_sizes");
+  // Built once from nanomx/dtype.h, the one table; never freed, so the pointers stay valid.
+  struct Table {
+    std::vector<int> codes;
+    std::vector<const char*> names;
+    std::vector<mx_uint> sizes;
+  };
+  static Table* const table = [] {
+    auto* t = new Table;
+    // Type codes are small (MXNet's go up to 12); scan past them for whatever this build has.
+    for (int32_t code = 0; code < 64; ++code) {
+      if (!nanomx::dtype_valid(code)) continue;
+      const auto dtype = static_cast<nanomx::DType>(code);
+      t->codes.push_back(code);
+      t->names.push_back(nanomx::dtype_name(dtype));
+      t->sizes.push_back(static_cast<mx_uint>(nanomx::dtype_size(dtype)));
+    }
+    return t;
+  }();
+  *out_size = static_cast<mx_uint>(table->codes.size());
+  *out_codes = table->codes.data();
+  *out_names = table->names.data();
+  *out_sizes = table->sizes.data();
+  NANOMX_API_END();
+}
+
 int MXListAllOpNames(mx_uint* out_size, const char*** out_array) {
   NANOMX_API_BEGIN(MXListAllOpNames);
   check_not_null(out_size, "MXListAllOpNames", "out_size");

@@ -1,4 +1,4 @@
-// The profiler's C functions, with MXNet 1.9.1's names and signatures (spec §9).
+// The profiler's C functions, with MXNet 1.9.1's names and signatures (docs/mxnet-compat.md#c-api).
 #include <atomic>
 #include <memory>
 #include <mutex>

@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <cstdlib>
+#include <exception>
 #include <mutex>
 #include <string>
 
@@ -7,6 +8,7 @@
 #include "engine/var.h"
 #include "nanomx/env.h"
 #include "nanomx/error.h"
+#include "profiler/hooks.h"
 
 namespace nanomx::engine {
 
@@ -129,40 +131,74 @@ size_t var_pool_free() {
 }
 
 namespace {
-ErrorRef wrap_error(const OprBlock& op) {
+const char* op_name(const OprBlock& op) { return op.name ? op.name : "(unnamed)"; }
+
+ErrorRef wrap_error(const OprBlock& op, const std::exception_ptr& thrown) {
   std::string what;
   try {
-    throw;
+    std::rethrow_exception(thrown);
   } catch (const std::exception& e) {
     what = e.what();
   } catch (...) {
     what = "unknown exception";
   }
-  return std::make_shared<const std::string>(
-      std::string("operator ") + (op.name ? op.name : "(unnamed)") + " failed: " + what);
+  return std::make_shared<const std::string>(std::string("operator ") + op_name(op) +
+                                             " failed: " + what);
 }
 
+// The error an input holds (op is then skipped and inherits it), or null.
+ErrorRef input_error(const OprBlock& op) {
+  if (op.prop == FnProperty::kNoSkip || op.prop == FnProperty::kDeleteVar) return nullptr;
+  for (const auto* list : {&op.reads, &op.writes}) {
+    for (Var* v : *list) {
+      if (!v->has_error.load(std::memory_order_acquire)) continue;
+      std::lock_guard lock(v->mutex);
+      if (v->error) return v->error;
+    }
+  }
+  return nullptr;
+}
+
+// Drops one Completion copy: the last one completes an operation nobody completed.
+void release_handle(OprBlock* op) noexcept {
+  if (op->async->handles.fetch_sub(1, std::memory_order_acq_rel) == 1 &&
+      !op->async->completed.load(std::memory_order_acquire)) {
+    try {
+      try_complete(op,
+                   std::make_shared<const std::string>(
+                       std::string("operator ") + op_name(*op) +
+                       " failed: its completion was destroyed without being called"),
+                   true);
+    } catch (...) {  // finishing failed (out of memory): nothing to report it to
+    }
+  }
+  release_opr_ref(op);
+}
+
+OprBlock* checked(OprBlock* op) {
+  NANOMX_CHECK(op != nullptr) << "engine: an empty Completion (default-constructed or moved "
+                                 "from) was called; only the one given to the operation can be";
+  return op;
+}
+
+void complete_once(OprBlock* op, ErrorRef error) {
+  NANOMX_CHECK(try_complete(op, std::move(error), true))
+      << "engine: the completion of operator " << op_name(*op)
+      << " was called more than once (an asynchronous operation completes exactly once)";
+}
 }  // namespace
 
 void raise_error(const ErrorRef& error) { throw Error(*error); }
 
 ErrorRef run_opr_block(OprBlock& op, bool& new_error) {
   new_error = false;
-  if (op.prop != FnProperty::kNoSkip && op.prop != FnProperty::kDeleteVar) {
-    for (const auto* list : {&op.reads, &op.writes}) {
-      for (Var* v : *list) {
-        if (!v->has_error.load(std::memory_order_acquire)) continue;
-        std::lock_guard lock(v->mutex);
-        if (v->error) return v->error;  // skipped: inherits the input's error
-      }
-    }
-  }
+  if (ErrorRef inherited = input_error(op)) return inherited;  // skipped
   const uint64_t begin = op.profiled ? profiler::now_ticks() : 0;
   ErrorRef error;
   try {
     if (op.fn) op.fn();
   } catch (...) {
-    error = wrap_error(op);
+    error = wrap_error(op, std::current_exception());
     new_error = true;
   }
   if (op.profiled) {
@@ -170,6 +206,77 @@ ErrorRef run_opr_block(OprBlock& op, bool& new_error) {
                                      op.shape_words(), op.num_shape_words, op.flow_id);
   }
   return error;
+}
+
+void run_async_opr_block(OprBlock* op) {
+  if (ErrorRef inherited = input_error(*op)) {
+    try_complete(op, std::move(inherited), false);
+    return;
+  }
+  op->async->started = true;
+  if (op->profiled) op->async->begin_ticks = profiler::now_ticks();
+  // The engine's own copy, held while the function runs: a function that throws after dropping
+  // its copy completes op with what it threw, not with "destroyed without being called".
+  op->async->handles.store(1, std::memory_order_relaxed);
+  op->async->refs.fetch_add(1, std::memory_order_relaxed);
+  const Completion self(op);
+  try {
+    op->async->fn(self);
+  } catch (...) {
+    ErrorRef error = wrap_error(*op, std::current_exception());
+    if (!try_complete(op, error, true)) op->async->completer->report_late_error(std::move(error));
+  }
+}
+
+bool try_complete(OprBlock* op, ErrorRef error, bool new_error) {
+  if (op->async->completed.exchange(true, std::memory_order_acq_rel)) return false;
+  if (op->profiled && op->async->started) {
+    profiler::record_operator_packed(op->name_id, op->slot, op->async->begin_ticks,
+                                     profiler::now_ticks(), op->shape_words(), op->num_shape_words,
+                                     op->flow_id);
+  }
+  op->async->completer->finish_async(op, std::move(error), new_error);
+  return true;
+}
+
+void release_opr_ref(OprBlock* op) noexcept {
+  if (op->async->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete op;
+}
+
+Completion::Completion(const Completion& other) noexcept : op_(other.op_) {
+  if (op_ != nullptr) {
+    op_->async->refs.fetch_add(1, std::memory_order_relaxed);
+    op_->async->handles.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+Completion& Completion::operator=(const Completion& other) noexcept {
+  Completion copy(other);
+  std::swap(op_, copy.op_);
+  return *this;
+}
+
+Completion& Completion::operator=(Completion&& other) noexcept {
+  Completion moved(std::move(other));
+  std::swap(op_, moved.op_);
+  return *this;
+}
+
+Completion::~Completion() {
+  if (op_ != nullptr) release_handle(op_);
+}
+
+void Completion::done() const { complete_once(checked(op_), nullptr); }
+
+void Completion::done(std::exception_ptr error) const {
+  OprBlock* op = checked(op_);
+  complete_once(op, error ? wrap_error(*op, error) : nullptr);
+}
+
+void Completion::fail(std::string_view message) const {
+  OprBlock* op = checked(op_);
+  complete_once(op, std::make_shared<const std::string>(std::string("operator ") + op_name(*op) +
+                                                        " failed: " + std::string(message)));
 }
 
 EngineType parse_engine_type(std::string_view name) {

@@ -1,4 +1,7 @@
-// NaiveEngine: every operation runs inside push, on the calling thread.
+// NaiveEngine: every operation runs inside push, on the calling thread. push_async returns once
+// the operation completed: when its function completes it (on this thread or another) before
+// returning, at once; otherwise push_async waits for the completion (as MXNet's NaiveEngine).
+#include <condition_variable>
 #include <mutex>
 
 #include "engine/engines.h"
@@ -8,7 +11,7 @@
 namespace nanomx::engine {
 namespace {
 
-class NaiveEngine final : public Engine {
+class NaiveEngine final : public Engine, private Completer {
  public:
   VarHandle new_variable() override { return new_var(); }
 
@@ -28,6 +31,47 @@ class NaiveEngine final : public Engine {
       std::lock_guard lock(mutex_);
       if (!first_error_) first_error_ = error;
     }
+  }
+
+  void push_async(AsyncFn fn, Context ctx, std::span<const VarHandle> reads,
+                  std::span<const VarHandle> writes, const PushOptions& options) override {
+    NANOMX_CHECK(fn) << "engine push_async" << (options.name ? " of " : "")
+                     << (options.name ? options.name : "") << ": empty function";
+    auto* op = new OprBlock;
+    op->async = std::make_unique<AsyncState>();
+    op->async->fn = std::move(fn);
+    op->async->completer = this;
+    op->async->refs.store(1, std::memory_order_relaxed);  // ours, until the operation finished
+    try {
+      init_opr_block(*op, ctx, reads, writes, options);
+    } catch (...) {
+      delete op;
+      throw;
+    }
+    run_async_opr_block(op);
+    {
+      std::unique_lock lock(mutex_);
+      finished_cv_.wait(lock, [op] { return op->async->finished; });
+    }
+    release_opr_ref(op);
+  }
+
+  void finish_async(OprBlock* op, ErrorRef error, bool new_error) override {
+    if (error) {
+      for (Var* v : op->writes) {
+        std::lock_guard lock(v->mutex);
+        v->set_error(error);
+      }
+    }
+    std::lock_guard lock(mutex_);
+    if (new_error && error && !first_error_) first_error_ = error;
+    op->async->finished = true;
+    finished_cv_.notify_all();
+  }
+
+  void report_late_error(ErrorRef error) noexcept override {
+    std::lock_guard lock(mutex_);
+    if (!first_error_) first_error_ = std::move(error);
   }
 
   void delete_variable(std::function<void()> on_delete, Context, VarHandle var) override {
@@ -59,6 +103,7 @@ class NaiveEngine final : public Engine {
 
  private:
   std::mutex mutex_;
+  std::condition_variable finished_cv_;  // an asynchronous operation finished
   ErrorRef first_error_;
 };
 

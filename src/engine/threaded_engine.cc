@@ -223,7 +223,7 @@ class WorkerPool {
   std::vector<std::thread> threads_;
 };
 
-class ThreadedEngine final : public Engine {
+class ThreadedEngine final : public Engine, private Completer {
  public:
   explicit ThreadedEngine(int cpu_workers) : cpu_workers_(cpu_workers) {}
 
@@ -232,6 +232,8 @@ class ThreadedEngine final : public Engine {
       wait_all();
     } catch (...) {  // an error nobody waited for: dropped with the engine
     }
+    // A thread that completed the last operation may still be leaving finish_async.
+    while (completing_.load(std::memory_order_acquire) != 0) std::this_thread::yield();
     std::lock_guard lock(pools_mutex_);
     for (auto& pool : fast_pools_) pool.store(nullptr);
     pools_.clear();  // joins the workers
@@ -241,8 +243,29 @@ class ThreadedEngine final : public Engine {
 
   void push(std::function<void()> fn, Context ctx, std::span<const VarHandle> reads,
             std::span<const VarHandle> writes, const PushOptions& options) override {
+    if (find_pool(ctx) == nullptr) pool_for(ctx);  // a device without workers: fail here
     auto* op = new OprBlock;
     op->fn = std::move(fn);
+    try {
+      init_opr_block(*op, ctx, reads, writes, options);
+    } catch (...) {
+      delete op;
+      throw;
+    }
+    submit(op);
+  }
+
+  void push_async(AsyncFn fn, Context ctx, std::span<const VarHandle> reads,
+                  std::span<const VarHandle> writes, const PushOptions& options) override {
+    NANOMX_CHECK(fn) << "engine push_async" << (options.name ? " of " : "")
+                     << (options.name ? options.name : "") << ": empty function";
+    if (find_pool(ctx) == nullptr) pool_for(ctx);
+    auto* op = new OprBlock;
+    op->async = std::make_unique<AsyncState>();
+    op->async->fn = std::move(fn);
+    op->async->completer = this;
+    op->async->refs.store(1,
+                          std::memory_order_relaxed);  // the engine's, until the function returned
     try {
       init_opr_block(*op, ctx, reads, writes, options);
     } catch (...) {
@@ -486,6 +509,19 @@ class ThreadedEngine final : public Engine {
     return true;
   }
 
+  // The worker threads of each device of a type; 0 when this build has no workers for it (a
+  // device layer, CUDA, adds its type here).
+  int workers_per_device(DeviceType type) const {
+    switch (type) {
+      case DeviceType::kCPU:
+      case DeviceType::kCPUPinned:
+      case DeviceType::kCPUShared:
+        return cpu_workers_;
+      default:
+        return 0;
+    }
+  }
+
   // The pool of a context, or nullptr when none was created yet.
   WorkerPool* find_pool(Context ctx) {
     if (ctx.dev_type == DeviceType::kCPU && ctx.dev_id >= 0 && ctx.dev_id < kFastPools) {
@@ -502,12 +538,14 @@ class ThreadedEngine final : public Engine {
     std::lock_guard lock(pools_mutex_);
     auto it = pools_.find(key);
     if (it == pools_.end()) {
-      NANOMX_CHECK(ctx.is_cpu()) << "engine: no GPU worker pool in this build (" << ctx.str()
-                                 << ")";
+      const int threads = workers_per_device(ctx.dev_type);
+      const std::string device = ctx.str();  // "gpu(0)": the type's name is before '('
+      NANOMX_CHECK(threads > 0) << "engine: no " << device.substr(0, device.find('('))
+                                << " worker pool in this build (" << device << ")";
       std::string name =
           ctx.dev_type == DeviceType::kCPU ? "cpu/" + std::to_string(ctx.dev_id) : ctx.str();
       it = pools_
-               .emplace(key, std::make_unique<WorkerPool>(name, cpu_workers_,
+               .emplace(key, std::make_unique<WorkerPool>(name, threads,
                                                           [this](OprBlock* op) { execute(op); }))
                .first;
       if (ctx.dev_type == DeviceType::kCPU && ctx.dev_id >= 0 && ctx.dev_id < kFastPools) {
@@ -535,8 +573,37 @@ class ThreadedEngine final : public Engine {
   }
 
   void execute(OprBlock* op) {
+    if (op->async) {  // ends when its completion is called (finish_async)
+      // wait_all also waits for the function to return: an error it throws after completing
+      // is then kept before wait_all looks.
+      pending_.fetch_add(1, std::memory_order_relaxed);
+      run_async_opr_block(op);
+      release_opr_ref(op);
+      end_pending();
+      return;
+    }
     bool new_error = false;
     ErrorRef error = run_opr_block(*op, new_error);
+    finish(op, std::move(error), new_error);
+  }
+
+  void finish_async(OprBlock* op, ErrorRef error, bool new_error) override {
+    completing_.fetch_add(1, std::memory_order_relaxed);
+    struct Leave {
+      std::atomic<int>& count;
+      ~Leave() { count.fetch_sub(1, std::memory_order_release); }
+    } leave{completing_};
+    finish(op, std::move(error), new_error);
+  }
+
+  void report_late_error(ErrorRef error) noexcept override {
+    std::lock_guard lock(error_mutex_);
+    if (!first_error_) first_error_ = std::move(error);
+  }
+
+  // Ends op: keeps its error, releases its variables, frees a synchronous op (an asynchronous
+  // one is freed by its last reference) and dispatches what became ready.
+  void finish(OprBlock* op, ErrorRef error, bool new_error) {
     const bool deleting = op->prop == FnProperty::kDeleteVar;
     if (error && !deleting) {
       for (Var* v : op->writes) {
@@ -544,17 +611,22 @@ class ThreadedEngine final : public Engine {
         v->set_error(error);
       }
     }
-    if (new_error) {
+    if (new_error && error) {
       std::lock_guard lock(error_mutex_);
       if (!first_error_) first_error_ = error;
     }
     error.reset();
-    op->fn = nullptr;  // releases captured arrays now (may push deletions)
+    const bool is_async = op->async != nullptr;
+    if (!is_async) op->fn = nullptr;  // releases captured arrays now (may push deletions)
     ReadyList ready;
     for (Var* v : op->reads) complete_read(v, ready);
     for (Var* v : op->writes) complete_write(v, deleting, ready);
-    delete op;
+    if (!is_async) delete op;
     ready.for_each([this](OprBlock* next) { dispatch(next, false); });
+    end_pending();
+  }
+
+  void end_pending() {
     if (pending_.fetch_sub(1) == 1 && all_waiters_.load() > 0) {
       std::lock_guard lock(finish_mutex_);
       finish_cv_.notify_all();
@@ -572,6 +644,7 @@ class ThreadedEngine final : public Engine {
   std::condition_variable finish_cv_;
   std::mutex error_mutex_;
   ErrorRef first_error_;
+  std::atomic<int> completing_{0};  // threads inside finish_async
 };
 
 }  // namespace

@@ -49,6 +49,22 @@ using ErrorRef = std::shared_ptr<const std::string>;
 struct OprBlock;
 struct WaitSync;  // threaded engine: the thread blocked in wait_for_var
 
+// How an engine ends an asynchronous operation: called once per operation (by try_complete),
+// on whichever thread completes it.
+class Completer {
+ public:
+  // Stores `error` (null on success) on op's written variables, releases its variables and lets
+  // what waited on them run. `new_error`: the error is op's own (not inherited from an input).
+  // Must not free op (its references do, see release_opr_ref).
+  virtual void finish_async(OprBlock* op, ErrorRef error, bool new_error) = 0;
+  // An error raised by an operation's function after the operation completed: kept for the
+  // next wait_all.
+  virtual void report_late_error(ErrorRef error) noexcept = 0;
+
+ protected:
+  ~Completer() = default;
+};
+
 // A variable: the queue of operations waiting on it and what is running on it. Made by
 // new_var and returned by free_var (a pool of constructed variables, see below).
 class Var {
@@ -90,6 +106,21 @@ void free_var(Var* v) noexcept;
 size_t var_pool_allocated();
 size_t var_pool_free();
 
+// An asynchronous operation's function and completion state. The operation is alive while
+// `refs` > 0: one per Completion copy plus the engine's own; it completes once (`completed`), at
+// the latest when `handles` (Completion copies, including the one the engine holds while the
+// function runs) reaches zero.
+struct AsyncState : base::Pooled<AsyncState> {
+  AsyncFn fn;
+  Completer* completer = nullptr;
+  std::atomic<int> refs{0};
+  std::atomic<int> handles{0};
+  std::atomic<bool> completed{false};
+  bool started = false;   // the function was called (it is profiled from begin_ticks)
+  bool finished = false;  // naive engine: finish_async ran (guarded by its mutex)
+  uint64_t begin_ticks = 0;
+};
+
 // Allocated from a process-wide block pool (base/object_pool.h): pushed on one thread, freed
 // on another.
 struct OprBlock : base::Pooled<OprBlock> {
@@ -116,6 +147,9 @@ struct OprBlock : base::Pooled<OprBlock> {
   // Threaded engine: a WaitForVar operation, handed to the thread that waits when it is ready
   // (it runs there, not on a worker).
   WaitSync* waiter = nullptr;
+  // Asynchronous operations only (push_async): their function and completion state, apart so
+  // that the synchronous path's block keeps its size.
+  std::unique_ptr<AsyncState> async;
 };
 
 // Fills op's read/write lists (deduplicated; a var both read and written counts as written) and
@@ -126,5 +160,15 @@ void init_opr_block(OprBlock& op, Context ctx, std::span<const VarHandle> reads,
 // Runs op->fn unless an input holds an error (then returns that error), recording the profiler
 // event. Returns the error the op produced or inherited (null when it succeeded).
 ErrorRef run_opr_block(OprBlock& op, bool& new_error);
+
+// Asynchronous operations. The caller holds one reference to op (refs >= 1) and drops it with
+// release_opr_ref when done with op. run_async_opr_block calls op->async->fn with a Completion
+// unless an input holds an error (then op completes with that error at once); a function that
+// throws before completing completes op with its error.
+void run_async_opr_block(OprBlock* op);
+// Completes op (records its profiler span, then op->completer->finish_async) unless it already
+// completed; returns whether this call completed it.
+bool try_complete(OprBlock* op, ErrorRef error, bool new_error);
+void release_opr_ref(OprBlock* op) noexcept;
 
 }  // namespace nanomx::engine

@@ -12,9 +12,12 @@ namespace detail {
 // Storage plus its engine variable. Destroying the last reference pushes DeleteVariable, which
 // frees the storage after every pending use. Chunks are made on the pushing thread and freed on a
 // worker: they come from a process-wide block pool (base/object_pool.h).
+// In an arena, `block` is a view of the arena's region (not released) and `arena` keeps the
+// arena's block alive until the chunk is freed, after its last use.
 struct Chunk : ChunkBase, base::Pooled<Chunk> {
   storage::Block block;
   engine::VarHandle var = nullptr;
+  std::shared_ptr<storage::Arena> arena;
 
   Chunk(size_t bytes, Context ctx) : block(storage::allocate(bytes, ctx)) {
     try {
@@ -24,6 +27,13 @@ struct Chunk : ChunkBase, base::Pooled<Chunk> {
       throw;
     }
   }
+  Chunk(std::shared_ptr<storage::Arena> in, size_t offset, size_t bytes, size_t alignment)
+      : arena(std::move(in)) {
+    block.data = arena->region(offset, bytes, alignment);
+    block.size = bytes;
+    block.ctx = arena->ctx();
+    var = engine::Engine::get().new_variable();
+  }
   Chunk(const Chunk&) = delete;
   Chunk& operator=(const Chunk&) = delete;
 };
@@ -32,8 +42,8 @@ void destroy_chunk(ChunkBase* base) noexcept {
   auto* chunk = static_cast<Chunk*>(base);
   engine::Engine::get().delete_variable(
       [chunk] {
-        storage::release(chunk->block);
-        delete chunk;
+        if (!chunk->arena) storage::release(chunk->block);
+        delete chunk;  // and its reference to the arena
       },
       chunk->block.ctx, chunk->var);
 }
@@ -49,6 +59,24 @@ NDArray::NDArray(Shape shape, Context ctx, DType dtype) : shape_(std::move(shape
   NANOMX_CHECK(!__builtin_mul_overflow(static_cast<size_t>(n), dtype_size(dtype), &bytes))
       << "NDArray: shape " << shape_ << " is too large";
   chunk_ = detail::ChunkRef(new detail::Chunk(bytes, ctx));
+}
+
+NDArray NDArray::in_arena(std::shared_ptr<storage::Arena> arena, size_t offset, Shape shape,
+                          DType dtype) {
+  NANOMX_CHECK(arena != nullptr) << "NDArray::in_arena: null arena";
+  NANOMX_CHECK(dtype_valid(static_cast<int32_t>(dtype)))
+      << "NDArray::in_arena: invalid dtype code " << static_cast<int>(dtype);
+  NDArray array;
+  array.shape_ = std::move(shape);
+  array.dtype_ = dtype;
+  const int64_t n = array.shape_.size();  // validates the dims
+  size_t bytes = 0;
+  NANOMX_CHECK(!__builtin_mul_overflow(static_cast<size_t>(n), dtype_size(dtype), &bytes))
+      << "NDArray::in_arena: shape " << array.shape_ << " is too large";
+  // Elements at their natural alignment; Arena::region checks bounds and alignment.
+  array.chunk_ =
+      detail::ChunkRef(new detail::Chunk(std::move(arena), offset, bytes, dtype_size(dtype)));
+  return array;
 }
 
 Context NDArray::ctx() const { return chunk_ ? chunk_->block.ctx : Context::cpu(0); }

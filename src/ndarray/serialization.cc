@@ -1,5 +1,5 @@
-// MXNet 1.x binary formats (spec §1.5): the single-array blob and the list/dict (.params) file.
-// Little-endian, field by field, no padding.
+// MXNet 1.x binary formats (docs/mxnet-compat.md#file-formats): the single-array blob and the
+// list/dict (.params) file. Little-endian, field by field, no padding.
 #include <bit>
 #include <cerrno>
 #include <cstring>
@@ -9,6 +9,7 @@
 
 #include "nanomx/error.h"
 #include "nanomx/ndarray.h"
+#include "profiler/hooks.h"
 
 namespace nanomx {
 namespace {

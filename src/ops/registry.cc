@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "base/object_pool.h"
+#include "profiler/hooks.h"
 
 namespace nanomx::ops {
 namespace {

@@ -1,13 +1,11 @@
 #include "profiler/aggregate_stats.h"
 
 #include <algorithm>
-#include <charconv>
 #include <climits>
 #include <cmath>
-#include <cstring>
 #include <span>
 
-#include "profiler/json_string.h"
+#include "profiler/aggregate_table.h"
 #include "profiler/name_table.h"
 
 namespace nanomx::profiler {
@@ -179,10 +177,6 @@ struct Row {
   }
 };
 
-bool is_memory_category(std::string_view category) {
-  return category == "Device Storage" || category == "Pool Memory";
-}
-
 struct Shown {  // the four numbers a row prints, already in ms or kB
   float total, min, max, avg;
 };
@@ -200,48 +194,6 @@ Shown shown_values(const Row& row, bool memory) {
   double avg = row.count ? row.total / static_cast<double>(row.count) : 0.0;
   return {static_cast<float>(row.total / 1000), static_cast<float>(row.min / 1000),
           static_cast<float>(row.max / 1000), static_cast<float>(avg / 1000)};
-}
-
-void append_padded(std::string* out, std::string_view text, int width, bool left) {
-  int pad = width - static_cast<int>(text.size());
-  if (!left && pad > 0) out->append(static_cast<size_t>(pad), ' ');
-  out->append(text);
-  if (left && pad > 0) out->append(static_cast<size_t>(pad), ' ');
-}
-
-// Numbers are formatted into a small stack buffer; the returned view points into it.
-struct NumberText {
-  char buf[64];
-  std::string_view view;
-};
-
-// The table's "%.4f" of a float. A float has 24 significant bits, so value * 10000 is exact
-// in a double and rounding it half-to-even gives exactly what printf (and iostream, which
-// MXNet uses) prints; done by hand because this runs once per column of every row.
-std::string_view fixed4(float v, NumberText* out) {
-  double d = static_cast<double>(v);
-  char* end;
-  if (d >= 0 && d < 1e11) {
-    auto scaled = static_cast<uint64_t>(std::nearbyint(d * 10000.0));
-    end = std::to_chars(out->buf, out->buf + 40, scaled / 10000).ptr;
-    unsigned frac = static_cast<unsigned>(scaled % 10000);
-    *end++ = '.';
-    *end++ = static_cast<char>('0' + frac / 1000);
-    *end++ = static_cast<char>('0' + frac / 100 % 10);
-    *end++ = static_cast<char>('0' + frac / 10 % 10);
-    *end++ = static_cast<char>('0' + frac % 10);
-  } else {  // not reached by durations, counts or byte counters in practice
-    end = std::to_chars(out->buf, out->buf + sizeof out->buf, d, std::chars_format::fixed, 4).ptr;
-  }
-  return out->view = std::string_view(out->buf, static_cast<size_t>(end - out->buf));
-}
-
-// The JSON's 4 significant digits: std::to_chars in general notation formats as printf("%.4g").
-std::string_view general4(float v, NumberText* out) {
-  char* end = std::to_chars(out->buf, out->buf + sizeof out->buf, static_cast<double>(v),
-                            std::chars_format::general, 4)
-                  .ptr;
-  return out->view = std::string_view(out->buf, static_cast<size_t>(end - out->buf));
 }
 
 // A category's rows: a contiguous range of the merged rows (they are grouped by category id).
@@ -323,173 +275,36 @@ Categories merge(const std::vector<ThreadStats::Snapshot>& entries, double ns_pe
   return categories;
 }
 
-// Rows in MXNet's print order. MXNet pops a max-heap of (key, name): largest key first, ties
-// by name descending; ascending negates the key only, so ties stay name-descending.
-std::vector<const Row*> sorted_rows(std::span<const Row> rows, SortBy by, bool ascending) {
-  std::vector<std::pair<double, const Row*>> order;
-  order.reserve(rows.size());
-  for (const Row& r : rows)
-    if (r.printable()) order.emplace_back(ascending ? -r.key(by) : r.key(by), &r);
-  std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
-    if (a.first != b.first) return a.first > b.first;
-    return a.second->name > b.second->name;
-  });
-  std::vector<const Row*> out;
-  out.reserve(order.size());
-  for (const auto& entry : order) out.push_back(entry.second);
-  return out;
-}
-
-void append_header(std::string* out, bool memory) {
-  append_padded(out, "Name", 25, true);
-  append_padded(out, "Total Count", 16, false);
-  out->push_back(' ');
-  if (!memory) {
-    append_padded(out, "Time (ms)", 16, false);
-    out->push_back(' ');
-  }
-  append_padded(out, memory ? "Min Use  (kB)" : "Min Time (ms)", 16, false);
-  out->push_back(' ');
-  append_padded(out, memory ? "Max Use  (kB)" : "Max Time (ms)", 16, false);
-  out->push_back(' ');
-  append_padded(out, memory ? "Avg Use  (kB)" : "Avg Time (ms)", 16, false);
-  out->push_back('\n');
-  append_padded(out, "----", 25, true);
-  append_padded(out, "-----------", 16, false);
-  out->push_back(' ');
-  if (!memory) {
-    append_padded(out, "---------", 16, false);
-    out->push_back(' ');
-  }
-  for (int i = 0; i < 3; ++i) {
-    if (i) out->push_back(' ');
-    append_padded(out, "-------------", 16, false);
-  }
-  out->push_back('\n');
-}
-
-// One table row assembled in a stack buffer with the column padding done by memset, then
-// appended once (10,000 rows in well under a millisecond is the goal).
-class RowLine {
- public:
-  void left(std::string_view text, size_t width) {
-    put(text);
-    if (text.size() < width) pad(width - text.size());
-  }
-  void right(std::string_view text, size_t width) {
-    if (text.size() < width) pad(width - text.size());
-    put(text);
-  }
-  void space() { put(" "); }
-  void finish_into(std::string* out) {
-    put("\n");
-    out->append(overflow_.empty() ? std::string_view(buf_, size_) : std::string_view(overflow_));
-    size_ = 0;
-    overflow_.clear();
-  }
-
- private:
-  void put(std::string_view text) {
-    if (overflow_.empty() && size_ + text.size() <= sizeof buf_) {
-      std::memcpy(buf_ + size_, text.data(), text.size());
-      size_ += text.size();
-      return;
-    }
-    if (overflow_.empty()) overflow_.assign(buf_, size_);  // a very long name
-    overflow_.append(text);
-  }
-  void pad(size_t n) {
-    if (overflow_.empty() && size_ + n <= sizeof buf_) {
-      std::memset(buf_ + size_, ' ', n);
-      size_ += n;
-      return;
-    }
-    if (overflow_.empty()) overflow_.assign(buf_, size_);
-    overflow_.append(n, ' ');
-  }
-  char buf_[256];
-  size_t size_ = 0;
-  std::string overflow_;
-};
-
-std::string format_table(const Categories& categories, SortBy by, bool ascending) {
-  std::string out =
-      "\nProfile Statistics:\n\tNote the difference in units for different entries.\n";
-  NumberText number;
-  RowLine line;
-  for (const auto& [category, rows] : categories) {
-    bool memory = is_memory_category(category);
-    out.reserve(out.size() + 300 + rows.size() * 110);
-    out.append(category);
-    out.append("\n=================\n");
-    append_header(&out, memory);
-    for (const Row* row : sorted_rows(rows, by, ascending)) {
-      Shown v = shown_values(*row, memory);
-      line.left(row->name, 25);
-      char* count_end = std::to_chars(number.buf, number.buf + 32, row->count).ptr;
-      line.right(std::string_view(number.buf, static_cast<size_t>(count_end - number.buf)), 16);
-      line.space();
-      if (!memory) {
-        line.right(fixed4(v.total, &number), 16);
-        line.space();
-      }
-      line.right(fixed4(v.min, &number), 16);
-      line.space();
-      line.right(fixed4(v.max, &number), 16);
-      line.space();
-      line.right(fixed4(v.avg, &number), 16);
-      line.finish_into(&out);
-    }
-    out.push_back('\n');
-  }
-  return out;
-}
-
-std::string format_json(const Categories& categories, SortBy by, bool ascending) {
-  std::string time_section, memory_section;
-  NumberText number;
-  auto field = [&](std::string* s, const char* key, float value, bool last) {
-    s->append("                \"").append(key).append("\": ");
-    s->append(general4(value, &number));
-    s->append(last ? "\n" : ",\n");
-  };
-  for (const auto& [category, rows] : categories) {
-    bool memory = is_memory_category(category);
-    std::string& s = memory ? memory_section : time_section;
-    if (!s.empty()) s.append("        ,\n");
-    s.append("        ");
-    append_json_string(&s, category);
-    s.append(": {\n");
-    bool first = true;
-    for (const Row* row : sorted_rows(rows, by, ascending)) {
-      if (!first) s.append("            ,\n");
-      first = false;
-      Shown v = shown_values(*row, memory);
-      s.append("            ");
-      append_json_string(&s, row->name);
-      s.append(": {\n                \"Count\": ").append(std::to_string(row->count)).append(",\n");
-      if (!memory) field(&s, "Total", v.total, false);
-      field(&s, "Min", v.min, false);
-      field(&s, "Max", v.max, false);
-      field(&s, "Avg", v.avg, true);
-      s.append("            }\n");
-    }
-    s.append("        }\n");
-  }
-  return "{\n    \"Time\": {\n" + time_section + "    }\n    ,\n    \"Memory\": {\n" +
-         memory_section +
-         "    }\n,\n    \"Unit\": {\n        \"Time\": \"ms\",\n        \"Memory\": \"kB\"\n    "
-         "}\n}\n";
-}
-
 }  // namespace
 
 std::string format_aggregate(const std::vector<ThreadStats::Snapshot>& entries, double ns_per_tick,
                              StatsFormat format, SortBy sort_by, bool ascending) {
-  static thread_local std::vector<Row> rows;  // reused between calls: its pages stay warm
+  // Reused between calls, as their pages stay warm.
+  static thread_local std::vector<Row> rows;
+  static thread_local std::vector<AggregateRow> shown;
+  static thread_local std::vector<std::pair<double, const Row*>> order;
   const Categories categories = merge(entries, ns_per_tick, &rows);
-  return format == StatsFormat::kJson ? format_json(categories, sort_by, ascending)
-                                      : format_table(categories, sort_by, ascending);
+  shown.clear();
+  shown.reserve(rows.size());  // no reallocation below: the spans stay valid
+  std::vector<AggregateCategory> printed;
+  printed.reserve(categories.size());
+  for (const auto& [category, category_rows] : categories) {
+    const bool memory = is_memory_category(category);
+    order.clear();
+    for (const Row& r : category_rows)
+      if (r.printable()) order.emplace_back(r.key(sort_by), &r);
+    sort_in_print_order(&order, ascending, [](const Row* r) { return r->name; });
+    const size_t first = shown.size();
+    for (const auto& entry : order) {
+      const Row& row = *entry.second;
+      Shown v = shown_values(row, memory);
+      shown.push_back({row.name, row.count, v.total, v.min, v.max, v.avg});
+    }
+    printed.push_back(
+        {category, std::span<const AggregateRow>(shown.data() + first, shown.size() - first)});
+  }
+  return format == StatsFormat::kJson ? format_aggregate_json(printed)
+                                      : format_aggregate_table(printed);
 }
 
 }  // namespace nanomx::profiler

@@ -58,8 +58,9 @@ class ThreadStats {
   uint64_t epoch_ = 0;
 };
 
-// Merges every thread's table and formats it as MXNet does (spec §6.4 table, §6.5 JSON).
-// `ns_per_tick` converts duration totals to nanoseconds.
+// Merges every thread's table and formats it as MXNet does
+// (docs/mxnet-compat.md#aggregate-statistics). `ns_per_tick` converts duration totals to
+// nanoseconds.
 std::string format_aggregate(const std::vector<ThreadStats::Snapshot>& entries, double ns_per_tick,
                              StatsFormat format, SortBy sort_by, bool ascending);
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <thread>
 
-#include "nanomx/profiler.h"
+#include "profiler/hooks.h"
 
 namespace nanomx::profiler {
 

@@ -2,7 +2,10 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <initializer_list>
+#include <iterator>
 #include <string>
+#include <utility>
 
 #include "nanomx/error.h"
 #include "nanomx/profiler.h"
@@ -10,33 +13,6 @@
 namespace nanomx::profiler {
 
 namespace {
-
-struct KeyDoc {
-  const char* key;
-  const char* doc;
-};
-
-// MXNet's ProfileConfigParam keys (spec §2.2) and the two nanomx additions.
-const KeyDoc kKeys[] = {
-    {"profile_all", "boolean, optional, default=False: profile every kind of event"},
-    {"profile_symbolic", "boolean, optional: operators pushed by the symbolic executor"},
-    {"profile_imperative", "boolean, optional: operators pushed imperatively"},
-    {"profile_memory", "boolean, optional: allocations and frees per device"},
-    {"profile_api", "boolean, optional: C API calls"},
-    {"filename", "string, optional, default='profile.json': the trace file"},
-    {"continuous_dump", "boolean, optional, default=True: flush the trace every dump_period"},
-    {"dump_period", "float, optional, default=1: seconds between continuous flushes"},
-    {"aggregate_stats", "boolean, optional, default=False: keep the table dumps() prints"},
-    {"profile_process", "{'server', 'worker'}, optional, default='worker'"},
-    {"gpu_memory_profile_filename_prefix",
-     "string, optional, default='gpu_memory_profile': GPU memory CSV prefix"},
-    {"max_buffer_mb",
-     "integer, optional, default=0 (unbounded): nanomx only; bound on event buffer memory, "
-     "events beyond it are dropped and counted in the trace"},
-    {"duration_events",
-     "{'begin_end', 'complete'}, optional, default='begin_end': nanomx only; write durations "
-     "as B/E pairs (as MXNet) or as one X event"},
-};
 
 std::string lower(std::string_view s) {
   std::string out(s);
@@ -89,6 +65,101 @@ std::string choice_list(std::initializer_list<const char*> choices) {
   return out + "}";
 }
 
+// What parse_config builds: the configuration, plus the mode flags seen so far (the mode is
+// MXNet's default when no flag is given at all).
+struct Parsed {
+  Config config;
+  uint32_t mode = 0;
+  bool any_mode_flag = false;
+};
+
+void mode_flag(uint32_t bits, const std::string& key, const std::string& value, Parsed* out) {
+  out->any_mode_flag = true;
+  if (parse_bool(key, value)) out->mode |= bits;
+}
+
+template <typename Enum, size_t N>
+Enum parse_choice(const std::string& key, const std::string& value,
+                  const std::pair<const char*, Enum> (&choices)[N],
+                  std::initializer_list<const char*> listed) {
+  for (const auto& [name, choice] : choices)
+    if (value == name) return choice;
+  fail("Invalid Input: '", value, "', valid values are: ", choice_list(listed), " (key ", key, ")");
+}
+
+// One row per key: its name, its documentation (the unknown-key error lists them, as MXNet's
+// ProfileConfigParam) and how its value is parsed into the configuration. MXNet's keys
+// (docs/mxnet-compat.md) and the two nanomx additions, in the order they are documented.
+struct KeyRow {
+  const char* key;
+  const char* doc;
+  void (*apply)(const std::string& key, const std::string& value, Parsed* out);
+};
+
+const KeyRow kKeys[] = {
+    {"profile_all", "boolean, optional, default=False: profile every kind of event",
+     [](const std::string& k, const std::string& v, Parsed* out) {
+       mode_flag(kAllModes, k, v, out);
+     }},
+    {"profile_symbolic", "boolean, optional: operators pushed by the symbolic executor",
+     [](const std::string& k, const std::string& v, Parsed* out) {
+       mode_flag(kSymbolic, k, v, out);
+     }},
+    {"profile_imperative", "boolean, optional: operators pushed imperatively",
+     [](const std::string& k, const std::string& v, Parsed* out) {
+       mode_flag(kImperative, k, v, out);
+     }},
+    {"profile_memory", "boolean, optional: allocations and frees per device",
+     [](const std::string& k, const std::string& v, Parsed* out) {
+       mode_flag(kMemory, k, v, out);
+     }},
+    {"profile_api", "boolean, optional: C API calls",
+     [](const std::string& k, const std::string& v, Parsed* out) { mode_flag(kApi, k, v, out); }},
+    {"filename", "string, optional, default='profile.json': the trace file",
+     [](const std::string&, const std::string& v, Parsed* out) {
+       NANOMX_CHECK(!v.empty()) << "Invalid Parameter format for filename: expect a file path "
+                                   "but value='' (an empty string)";
+       out->config.filename = v;
+     }},
+    {"continuous_dump", "boolean, optional, default=True: flush the trace every dump_period",
+     [](const std::string& k, const std::string& v, Parsed* out) {
+       out->config.continuous_dump = parse_bool(k, v);
+     }},
+    {"dump_period", "float, optional, default=1: seconds between continuous flushes",
+     [](const std::string& k, const std::string& v, Parsed* out) {
+       out->config.dump_period_seconds = parse_float(k, v);
+     }},
+    {"aggregate_stats", "boolean, optional, default=False: keep the table dumps() prints",
+     [](const std::string& k, const std::string& v, Parsed* out) {
+       out->config.aggregate_stats = parse_bool(k, v);
+     }},
+    {"profile_process", "{'server', 'worker'}, optional, default='worker'",
+     [](const std::string& k, const std::string& v, Parsed* out) {
+       static const std::pair<const char*, ProfileProcess> kChoices[] = {
+           {"worker", ProfileProcess::kWorker}, {"server", ProfileProcess::kServer}};
+       out->config.profile_process = parse_choice(k, v, kChoices, {"server", "worker"});
+     }},
+    {"gpu_memory_profile_filename_prefix",
+     "string, optional, default='gpu_memory_profile': GPU memory CSV prefix",
+     [](const std::string&, const std::string& v, Parsed* out) {
+       out->config.gpu_memory_profile_filename_prefix = v;
+     }},
+    {"max_buffer_mb",
+     "integer, optional, default=0 (unbounded): nanomx only; bound on event buffer memory, "
+     "events beyond it are dropped and counted in the trace",
+     [](const std::string& k, const std::string& v, Parsed* out) {
+       out->config.max_buffer_bytes = parse_size(k, v) << 20;
+     }},
+    {"duration_events",
+     "{'begin_end', 'complete'}, optional, default='begin_end': nanomx only; write durations "
+     "as B/E pairs (as MXNet) or as one X event",
+     [](const std::string& k, const std::string& v, Parsed* out) {
+       static const std::pair<const char*, DurationEvents> kChoices[] = {
+           {"begin_end", DurationEvents::kBeginEnd}, {"complete", DurationEvents::kComplete}};
+       out->config.duration_events = parse_choice(k, v, kChoices, {"begin_end", "complete"});
+     }},
+};
+
 }  // namespace
 
 const std::vector<std::string>& config_keys() {
@@ -101,70 +172,24 @@ const std::vector<std::string>& config_keys() {
 }
 
 Config parse_config(const KeyValues& key_values) {
-  Config config;
-  uint32_t mode = 0;
-  bool any_mode_flag = false;
+  Parsed parsed;
   for (const auto& [key, value] : key_values) {
     if (key.size() > 4 && key.rfind("__", 0) == 0 && key.compare(key.size() - 2, 2, "__") == 0)
       continue;  // MXNet ignores __hidden__ keys
-    auto mode_flag = [&](uint32_t bits) {
-      any_mode_flag = true;
-      if (parse_bool(key, value)) mode |= bits;
-    };
-    if (key == "profile_all") {
-      mode_flag(kAllModes);
-    } else if (key == "profile_symbolic") {
-      mode_flag(kSymbolic);
-    } else if (key == "profile_imperative") {
-      mode_flag(kImperative);
-    } else if (key == "profile_memory") {
-      mode_flag(kMemory);
-    } else if (key == "profile_api") {
-      mode_flag(kApi);
-    } else if (key == "filename") {
-      NANOMX_CHECK(!value.empty()) << "Invalid Parameter format for filename: expect a file path "
-                                      "but value='' (an empty string)";
-      config.filename = value;
-    } else if (key == "continuous_dump") {
-      config.continuous_dump = parse_bool(key, value);
-    } else if (key == "dump_period") {
-      config.dump_period_seconds = parse_float(key, value);
-    } else if (key == "aggregate_stats") {
-      config.aggregate_stats = parse_bool(key, value);
-    } else if (key == "profile_process") {
-      if (value == "worker") {
-        config.profile_process = ProfileProcess::kWorker;
-      } else if (value == "server") {
-        config.profile_process = ProfileProcess::kServer;
-      } else {
-        NANOMX_THROW() << "Invalid Input: '" << value
-                       << "', valid values are: " << choice_list({"server", "worker"})
-                       << " (key profile_process)";
-      }
-    } else if (key == "gpu_memory_profile_filename_prefix") {
-      config.gpu_memory_profile_filename_prefix = value;
-    } else if (key == "max_buffer_mb") {
-      config.max_buffer_bytes = parse_size(key, value) << 20;
-    } else if (key == "duration_events") {
-      if (value == "begin_end") {
-        config.duration_events = DurationEvents::kBeginEnd;
-      } else if (value == "complete") {
-        config.duration_events = DurationEvents::kComplete;
-      } else {
-        NANOMX_THROW() << "Invalid Input: '" << value
-                       << "', valid values are: " << choice_list({"begin_end", "complete"})
-                       << " (key duration_events)";
-      }
-    } else {
+    const KeyRow* row = std::find_if(std::begin(kKeys), std::end(kKeys),
+                                     [&key = key](const KeyRow& r) { return key == r.key; });
+    if (row == std::end(kKeys)) {
       std::string message = "Cannot find argument '" + key + "', Possible Arguments:\n";
       message += "----------------\n";
       for (const auto& d : kKeys) message += std::string(d.key) + " : " + d.doc + "\n";
       throw Error(message);
     }
+    row->apply(key, value, &parsed);
   }
-  // The guide's meaning (DESIGN.md): the mode is the OR of the flags passed as true; with no
-  // flag at all it is MXNet's default, symbolic|api|memory.
-  config.mode = any_mode_flag ? mode : kDefaultMode;
+  Config config = std::move(parsed.config);
+  // The mode is the OR of the flags passed as true; with no flag at all it is MXNet's default,
+  // symbolic|api|memory.
+  config.mode = parsed.any_mode_flag ? parsed.mode : kDefaultMode;
   NANOMX_CHECK(!config.continuous_dump || config.dump_period_seconds > 0)
       << "Check failed: !continuous_dump || dump_period > 0 (dump_period="
       << config.dump_period_seconds << " must be positive while continuous_dump is on)";

@@ -2,7 +2,7 @@
 
 namespace nanomx::profiler {
 
-void append_json_string(std::string* out, std::string_view text) {
+void append_json_string(std::string* out, std::string_view text, JsonStringStyle style) {
   static const char kHex[] = "0123456789abcdef";
   out->push_back('"');
   const auto* s = reinterpret_cast<const unsigned char*>(text.data());
@@ -12,6 +12,13 @@ void append_json_string(std::string* out, std::string_view text) {
     if (c == '"' || c == '\\') {
       out->push_back('\\');
       out->push_back(static_cast<char>(c));
+      ++i;
+    } else if (style.short_escapes && (c == '\n' || c == '\r' || c == '\t')) {
+      out->push_back('\\');
+      out->push_back(c == '\n' ? 'n' : c == '\r' ? 'r' : 't');
+      ++i;
+    } else if (style.html_safe && (c == '<' || c == '>')) {
+      out->append(c == '<' ? "\\u003c" : "\\u003e");
       ++i;
     } else if (c < 0x20) {
       out->append("\\u00");

@@ -17,6 +17,7 @@
 #include "nanomx/error.h"
 #include "profiler/aggregate_stats.h"
 #include "profiler/clock.h"
+#include "profiler/hooks.h"
 #include "profiler/json_string.h"
 #include "profiler/name_table.h"
 #include "profiler/recording.h"
@@ -27,6 +28,7 @@ namespace nanomx::profiler {
 
 namespace detail {
 std::atomic<uint32_t> gate{kUserBit};  // not paused, not running: user objects record (Q14)
+uint64_t scope_begin_ticks() { return now_ticks(); }
 }  // namespace detail
 
 namespace {
@@ -403,7 +405,10 @@ bool paused() {
   std::lock_guard<std::mutex> lock(profiler().mutex);
   return profiler().paused;
 }
-const Config& current_config() { return profiler().config; }
+Config current_config() {
+  std::lock_guard<std::mutex> lock(profiler().mutex);
+  return profiler().config;
+}
 
 uint64_t dropped_events() {
   Profiler& p = profiler();
@@ -431,25 +436,25 @@ void set_gpu_slot_count(int count) {
   g_gpu_slots.store(count);
 }
 
-int device_slot(DeviceType type, int device_id) {
+int device_slot(int device_type, int device_id) {
   int cpus = cpu_slot_count(), gpus = g_gpu_slots.load();
-  switch (type) {
-    case DeviceType::kCPU:
+  switch (device_type) {
+    case device_code::kCPU:
       NANOMX_CHECK(device_id >= 0 && device_id < cpus)
           << "profiler: device cpu(" << device_id << ") has no row; this machine has " << cpus
           << " CPU rows (cpu/0..cpu/" << cpus - 1 << ")";
       return device_id;
-    case DeviceType::kGPU:
+    case device_code::kGPU:
       NANOMX_CHECK(device_id >= 0 && device_id < gpus)
           << "profiler: device gpu(" << device_id << ") has no row; " << gpus
           << " GPU rows are configured";
       return cpus + device_id;
-    case DeviceType::kCPUPinned:
+    case device_code::kCPUPinned:
       return cpus + gpus;
-    case DeviceType::kCPUShared:
+    case device_code::kCPUShared:
       return cpus + gpus + 1;
   }
-  fail("profiler: unknown device type ", static_cast<int>(type),
+  fail("profiler: unknown device type ", device_type,
        " (expected cpu=1, gpu=2, cpu_pinned=3, cpu_shared=5)");
 }
 

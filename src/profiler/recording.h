@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "nanomx/profiler.h"
+#include "profiler/hooks.h"
 #include "profiler/record.h"
 
 namespace nanomx::profiler::internal {

@@ -105,7 +105,6 @@ class ThreadBuffer {
   std::atomic<uint64_t> dropped_{0};
   ThreadStats stats_;
 
-  Chunk* first_chunk_ = nullptr;  // set once by the producer's first reserve
   std::atomic<Chunk*> published_first_{nullptr};
   Chunk* read_chunk_ = nullptr;
   uint32_t read_pos_ = 0;

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "nanomx/error.h"
+#include "profiler/hooks.h"
 #include "profiler/json_string.h"
 #include "profiler/name_table.h"
 
@@ -186,111 +187,131 @@ void TraceWriter::append_shapes(const Record* following, uint32_t extra) {
   pending_.push_back('}');
 }
 
-void TraceWriter::add(const Record& r, const Record* following, uint32_t extra, uint32_t tid,
-                      const TickConverter& clock) {
+uint32_t TraceWriter::row_of(const Record& r, uint32_t tid) {
   // Consecutive records of one thread mostly land on the same row: skip the lookups then.
   bool device_row = r.kind == RecordKind::kOperator || r.kind == RecordKind::kFlowFinish;
   uint64_t row_key =
       (device_row ? (uint64_t{1} << 63) | (uint64_t{r.slot} << 32) : uint64_t{r.category} << 32) |
       tid;
-  uint32_t pid = last_row_pid_;
-  if (row_key != last_row_key_) {
-    if (device_row) {
-      pid = r.slot;
-      ensure_process(pid, 0);
-    } else {
-      bool fresh = false;
-      pid = pid_of_category(r.category, &fresh);
-      ensure_process(pid, r.category);
-    }
-    ensure_thread(pid, tid);
-    last_row_key_ = row_key;
-    last_row_pid_ = pid;
+  if (row_key == last_row_key_) return last_row_pid_;
+  uint32_t pid;
+  if (device_row) {
+    pid = r.slot;
+    ensure_process(pid, 0);
+  } else {
+    bool fresh = false;
+    pid = pid_of_category(r.category, &fresh);
+    ensure_process(pid, r.category);
   }
+  ensure_thread(pid, tid);
+  last_row_key_ = row_key;
+  last_row_pid_ = pid;
+  return pid;
+}
 
-  auto open_event = [&](const char* phase, uint64_t ns) {
-    begin_event();
-    pending_.append("{\"name\":");
-    append_escaped_name(r.name);
-    pending_.append(",\"cat\":");
-    append_escaped_name(r.category);
-    pending_.append(",\"ph\":\"");
-    pending_.append(phase);
-    pending_.append("\",\"ts\":");
-    append_ts(ns);
-  };
-  auto duration = [&](bool with_shapes) {
-    uint64_t b = clock.to_ns(r.begin), e = clock.to_ns(r.value);
-    if (e < b) e = b;
-    if (durations_ == DurationEvents::kComplete) {
-      open_event("X", b);
-      pending_.append(",\"dur\":");
-      append_ts(e - b);
-      append_common_tail(pid, tid);
-      if (with_shapes) append_shapes(following, extra);
-      pending_.push_back('}');
-      return;
-    }
-    open_event("B", b);
-    append_common_tail(pid, tid);
-    if (with_shapes) append_shapes(following, extra);
-    pending_.push_back('}');
-    open_event("E", e);
-    append_common_tail(pid, tid);
-    pending_.push_back('}');
-  };
-  auto async_pair = [&](uint64_t id) {
-    uint64_t b = clock.to_ns(r.begin), e = clock.to_ns(r.value);
-    if (e < b) e = b;
-    for (int half = 0; half < 2; ++half) {
-      open_event(half == 0 ? "b" : "e", half == 0 ? b : e);
-      pending_.append(",\"id\":");
-      append_u64(id);
-      append_common_tail(pid, tid);
-      pending_.push_back('}');
-    }
-  };
+void TraceWriter::open_event(const Record& r, const char* phase, uint64_t ns) {
+  begin_event();
+  pending_.append("{\"name\":");
+  append_escaped_name(r.name);
+  pending_.append(",\"cat\":");
+  append_escaped_name(r.category);
+  pending_.append(",\"ph\":\"");
+  pending_.append(phase);
+  pending_.append("\",\"ts\":");
+  append_ts(ns);
+}
 
+void TraceWriter::write_duration(const Record& r, Row row, const TickConverter& clock,
+                                 const Record* shapes, uint32_t shape_records) {
+  uint64_t b = clock.to_ns(r.begin), e = clock.to_ns(r.value);
+  if (e < b) e = b;
+  if (durations_ == DurationEvents::kComplete) {
+    open_event(r, "X", b);
+    pending_.append(",\"dur\":");
+    append_ts(e - b);
+    append_common_tail(row.pid, row.tid);
+    if (shapes) append_shapes(shapes, shape_records);
+    pending_.push_back('}');
+    return;
+  }
+  open_event(r, "B", b);
+  append_common_tail(row.pid, row.tid);
+  if (shapes) append_shapes(shapes, shape_records);
+  pending_.push_back('}');
+  open_event(r, "E", e);
+  append_common_tail(row.pid, row.tid);
+  pending_.push_back('}');
+}
+
+void TraceWriter::write_async_pair(const Record& r, Row row, const TickConverter& clock,
+                                   uint64_t id) {
+  uint64_t b = clock.to_ns(r.begin), e = clock.to_ns(r.value);
+  if (e < b) e = b;
+  for (int half = 0; half < 2; ++half) {
+    open_event(r, half == 0 ? "b" : "e", half == 0 ? b : e);
+    pending_.append(",\"id\":");
+    append_u64(id);
+    append_common_tail(row.pid, row.tid);
+    pending_.push_back('}');
+  }
+}
+
+void TraceWriter::write_counter(const Record& r, Row row, const TickConverter& clock) {
+  open_event(r, "C", clock.to_ns(r.begin));
+  append_common_tail(row.pid, row.tid);
+  pending_.append(",\"args\":{");
+  append_escaped_name(r.name);
+  pending_.push_back(':');
+  append_u64(r.value);
+  pending_.append("}}");
+}
+
+void TraceWriter::write_marker(const Record& r, Row row, const TickConverter& clock) {
+  open_event(r, "n", clock.to_ns(r.begin));
+  pending_.append(",\"id\":");
+  append_u64(row.tid);
+  pending_.append(",\"s\":\"");
+  pending_.append(marker_scope_letter(r.payload));
+  pending_.push_back('"');
+  append_common_tail(row.pid, row.tid);
+  pending_.push_back('}');
+}
+
+void TraceWriter::write_flow(const Record& r, Row row, const TickConverter& clock) {
+  const bool finish = r.kind == RecordKind::kFlowFinish;
+  open_event(r, finish ? "f" : "s", clock.to_ns(r.begin));
+  if (finish) pending_.append(",\"bp\":\"e\"");
+  pending_.append(",\"id\":");
+  append_u64(r.value);
+  append_common_tail(row.pid, row.tid);
+  pending_.push_back('}');
+}
+
+void TraceWriter::add(const Record& r, const Record* following, uint32_t extra, uint32_t tid,
+                      const TickConverter& clock) {
+  const Row row{row_of(r, tid), tid};
   switch (r.kind) {
     case RecordKind::kOperator:
-      duration(true);
+      write_duration(r, row, clock, following, extra);
       break;
     case RecordKind::kEvent:
-      duration(false);
+      write_duration(r, row, clock, nullptr, 0);
       break;
     case RecordKind::kTask:
-      async_pair(tid);
+      write_async_pair(r, row, clock, tid);
       break;
     case RecordKind::kFrame:
-      async_pair(r.payload);
+      write_async_pair(r, row, clock, r.payload);
       break;
     case RecordKind::kCounter:
-      open_event("C", clock.to_ns(r.begin));
-      append_common_tail(pid, tid);
-      pending_.append(",\"args\":{");
-      append_escaped_name(r.name);
-      pending_.push_back(':');
-      append_u64(r.value);
-      pending_.append("}}");
+      write_counter(r, row, clock);
       break;
     case RecordKind::kMarker:
-      open_event("n", clock.to_ns(r.begin));
-      pending_.append(",\"id\":");
-      append_u64(tid);
-      pending_.append(",\"s\":\"");
-      pending_.append(marker_scope_letter(r.payload));
-      pending_.push_back('"');
-      append_common_tail(pid, tid);
-      pending_.push_back('}');
+      write_marker(r, row, clock);
       break;
     case RecordKind::kFlowStart:
     case RecordKind::kFlowFinish:
-      open_event(r.kind == RecordKind::kFlowStart ? "s" : "f", clock.to_ns(r.begin));
-      if (r.kind == RecordKind::kFlowFinish) pending_.append(",\"bp\":\"e\"");
-      pending_.append(",\"id\":");
-      append_u64(r.value);
-      append_common_tail(pid, tid);
-      pending_.push_back('}');
+      write_flow(r, row, clock);
       break;
   }
 }

@@ -50,6 +50,21 @@ class TraceWriter {
   uint32_t pid_of_category(NameId category, bool* fresh);
   void append_common_tail(uint32_t pid, uint32_t tid);
   void append_shapes(const Record* following, uint32_t extra);
+
+  // The trace row (pid) of a record, writing the row's metadata the first time it is used.
+  uint32_t row_of(const Record& r, uint32_t tid);
+  // One writer per record kind; each appends the record's event(s) to the pending text.
+  struct Row {
+    uint32_t pid, tid;
+  };
+  void open_event(const Record& r, const char* phase, uint64_t ns);
+  // Operators (with their `shape_records` records of shape words) and Events: B/E or X.
+  void write_duration(const Record& r, Row row, const TickConverter& clock, const Record* shapes,
+                      uint32_t shape_records);
+  void write_async_pair(const Record& r, Row row, const TickConverter& clock, uint64_t id);
+  void write_counter(const Record& r, Row row, const TickConverter& clock);
+  void write_marker(const Record& r, Row row, const TickConverter& clock);
+  void write_flow(const Record& r, Row row, const TickConverter& clock);
   void write_header();
 
   std::string path_;

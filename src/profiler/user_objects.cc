@@ -1,8 +1,10 @@
-// Domain, Task, Frame, Event, Counter, Marker: MXNet's custom profiling objects (spec §7).
+// Domain, Task, Frame, Event, Counter, Marker: MXNet's custom profiling objects
+// (docs/mxnet-compat.md#user-objects).
 #include <atomic>
 
 #include "nanomx/error.h"
 #include "nanomx/profiler.h"
+#include "profiler/hooks.h"
 #include "profiler/recording.h"
 
 namespace nanomx::profiler {

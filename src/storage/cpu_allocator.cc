@@ -1,3 +1,5 @@
+#include "storage/cpu_allocator.h"
+
 #include <bit>
 #include <cstdlib>
 #include <mutex>
@@ -8,7 +10,7 @@
 #include "base/spin_lock.h"
 #include "nanomx/env.h"
 #include "nanomx/error.h"
-#include "nanomx/storage.h"
+#include "profiler/hooks.h"
 
 namespace nanomx::storage {
 namespace {
@@ -42,8 +44,18 @@ size_t size_class(size_t size) {
   return (size + page - 1) / page * page;
 }
 
-Block allocate(size_t size, Context ctx) {
-  NANOMX_CHECK(ctx.is_cpu()) << "cannot allocate on " << ctx.str() << ": this build has no GPU";
+namespace {
+
+class CpuAllocator final : public DeviceAllocator {
+ public:
+  Block allocate(size_t size, Context ctx) override;
+  void release(Block& block) override;
+  void release_pooled() override;
+  size_t pooled_bytes() override;
+  const char* name() const override { return "cpu pooled"; }
+};
+
+Block CpuAllocator::allocate(size_t size, Context ctx) {
   Block block;
   block.ctx = ctx;
   block.size = size;
@@ -64,7 +76,7 @@ Block allocate(size_t size, Context ctx) {
   if (data == nullptr) {
     data = std::aligned_alloc(kAlignment, capacity);
     if (data == nullptr) {
-      release_pooled();
+      release_pooled();  // this allocator's pools
       data = std::aligned_alloc(kAlignment, capacity);
     }
     NANOMX_CHECK(data != nullptr) << "out of memory: cannot allocate " << size << " bytes on "
@@ -76,7 +88,7 @@ Block allocate(size_t size, Context ctx) {
   return block;
 }
 
-void release(Block& block) {
+void CpuAllocator::release(Block& block) {
   if (block.data == nullptr) return;
   profiler::memory_free(block.ctx.profiler_slot(), block.capacity);
   Pool& p = pool();
@@ -93,7 +105,7 @@ void release(Block& block) {
   block.data = nullptr;
 }
 
-void release_pooled() {
+void CpuAllocator::release_pooled() {
   Pool& p = pool();
   std::lock_guard lock(p.mutex);
   for (auto& [capacity, blocks] : p.free_blocks) {
@@ -103,10 +115,17 @@ void release_pooled() {
   p.pooled = 0;
 }
 
-size_t pooled_bytes() {
+size_t CpuAllocator::pooled_bytes() {
   Pool& p = pool();
   std::lock_guard lock(p.mutex);
   return p.pooled;
+}
+
+}  // namespace
+
+DeviceAllocator& cpu_allocator() {
+  static CpuAllocator* instance = new CpuAllocator;  // never destroyed, as the pool
+  return *instance;
 }
 
 }  // namespace nanomx::storage

@@ -1,5 +1,6 @@
-// The aggregate table and JSON, byte for byte as MXNet prints them (spec §6), from known
-// per-thread entries. One tick = 1 µs here (ns_per_tick = 1000), MXNet's own unit.
+// The aggregate table and JSON, byte for byte as MXNet prints them
+// (docs/mxnet-compat.md#aggregate-statistics), from known per-thread entries. One tick = 1 µs here
+// (ns_per_tick = 1000), MXNet's own unit.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>

@@ -1,11 +1,12 @@
-// The profiler's C functions (spec §9): MXNet 1.9.1 signatures, 0/-1 returns, MXGetLastError,
-// and no exception or abort for null handles, empty names or calls out of order.
+// The profiler's C functions (docs/mxnet-compat.md#c-api): MXNet 1.9.1 signatures, 0/-1 returns,
+// MXGetLastError, and no exception or abort for null handles, empty names or calls out of order.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <string>
 
 #include "nanomx/c_api.h"
+#include "profiler_fixture.h"
 #include "trace_file.h"
 
 using nanomx::testing::events_named;
@@ -13,6 +14,8 @@ using nanomx::testing::read_trace;
 using ::testing::HasSubstr;
 
 namespace {
+
+class ProfilerCApi : public nanomx::testing::ProfilerTest {};
 
 int configure(const char* file, bool aggregate = false) {
   const char* keys[] = {"profile_all", "filename", "continuous_dump", "aggregate_stats"};
@@ -22,7 +25,7 @@ int configure(const char* file, bool aggregate = false) {
 
 std::string last_error() { return MXGetLastError(); }
 
-TEST(ProfilerCApi, ConfigErrorsComeBackAsMinusOne) {
+TEST_F(ProfilerCApi, ConfigErrorsComeBackAsMinusOne) {
   const char* keys[] = {"profile_everything"};
   const char* vals[] = {"True"};
   EXPECT_EQ(MXSetProfilerConfig(1, keys, vals), -1);
@@ -35,7 +38,7 @@ TEST(ProfilerCApi, ConfigErrorsComeBackAsMinusOne) {
   EXPECT_EQ(MXSetProfilerConfig(0, nullptr, nullptr), 0);
 }
 
-TEST(ProfilerCApi, ServerRequestsWithoutAKvstoreFailClearly) {
+TEST_F(ProfilerCApi, ServerRequestsWithoutAKvstoreFailClearly) {
   const char* keys[] = {"profile_process", "filename"};
   const char* vals[] = {"server", "s.json"};
   EXPECT_EQ(MXSetProcessProfilerConfig(2, keys, vals, nullptr), -1);
@@ -46,7 +49,7 @@ TEST(ProfilerCApi, ServerRequestsWithoutAKvstoreFailClearly) {
   EXPECT_EQ(MXProcessProfilePause(1, 1, nullptr), -1);
 }
 
-TEST(ProfilerCApi, StateAndDumpOrder) {
+TEST_F(ProfilerCApi, StateAndDumpOrder) {
   ASSERT_EQ(configure("c_order.json"), 0);
   EXPECT_EQ(MXDumpProfile(1), -1);
   EXPECT_EQ(last_error(), "Profiler hasn't been run. Config and start profiler first");
@@ -61,7 +64,7 @@ TEST(ProfilerCApi, StateAndDumpOrder) {
   EXPECT_NO_THROW(read_trace("c_order.json"));
 }
 
-TEST(ProfilerCApi, ObjectsRecordThroughHandles) {
+TEST_F(ProfilerCApi, ObjectsRecordThroughHandles) {
   ASSERT_EQ(configure("c_objects.json"), 0);
   ASSERT_EQ(MXSetProfilerState(1), 0);
   ProfileHandle domain = nullptr, task = nullptr, frame = nullptr, event = nullptr,
@@ -89,7 +92,7 @@ TEST(ProfilerCApi, ObjectsRecordThroughHandles) {
   EXPECT_EQ(events_named(t, "cmarker")[0]["s"], "t");
 }
 
-TEST(ProfilerCApi, BadHandlesAndNamesNeverCrash) {
+TEST_F(ProfilerCApi, BadHandlesAndNamesNeverCrash) {
   ProfileHandle domain = nullptr, task = nullptr, counter = nullptr, out = nullptr;
   EXPECT_EQ(MXProfileCreateDomain("", &out), -1);
   EXPECT_THAT(last_error(), HasSubstr("must not be empty"));
@@ -128,7 +131,7 @@ TEST(ProfilerCApi, BadHandlesAndNamesNeverCrash) {
   EXPECT_THAT(last_error(), HasSubstr("not a live profiler object"));
 }
 
-TEST(ProfilerCApi, AggregatePrintFormatsAndValidation) {
+TEST_F(ProfilerCApi, AggregatePrintFormatsAndValidation) {
   ASSERT_EQ(configure("c_agg.json", true), 0);
   ASSERT_EQ(MXSetProfilerState(1), 0);
   ProfileHandle domain = nullptr, event = nullptr;
@@ -150,7 +153,7 @@ TEST(ProfilerCApi, AggregatePrintFormatsAndValidation) {
   EXPECT_EQ(MXAggregateProfileStatsPrint(nullptr, 0), -1);
 }
 
-TEST(ProfilerCApi, ProfilerControlIsNotProfiledButStatsPrintAndScopeAre) {
+TEST_F(ProfilerCApi, ProfilerControlIsNotProfiledButStatsPrintAndScopeAre) {
   ASSERT_EQ(configure("c_api_calls.json", true), 0);
   ASSERT_EQ(MXSetProfilerState(1), 0);
   ProfileHandle domain = nullptr, task = nullptr;

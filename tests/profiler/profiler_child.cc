@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "nanomx/profiler.h"
+#include "profiler/hooks.h"
 
 namespace prof = nanomx::profiler;
 

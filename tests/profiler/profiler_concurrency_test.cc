@@ -8,12 +8,15 @@
 #include <vector>
 
 #include "nanomx/profiler.h"
+#include "profiler_fixture.h"
 #include "trace_file.h"
 
 namespace prof = nanomx::profiler;
 using nanomx::testing::json;
 
 namespace {
+
+class ProfilerConcurrency : public nanomx::testing::ProfilerTest {};
 
 constexpr int kThreads = 8;
 constexpr int kEventsPerThread = 20000;
@@ -51,7 +54,7 @@ void start_continuous_profiling(const std::string& file) {
   prof::set_state(prof::State::kRunning);
 }
 
-TEST(ProfilerConcurrency, EightThreadsRecordWhileAnotherDumps) {
+TEST_F(ProfilerConcurrency, EightThreadsRecordWhileAnotherDumps) {
   start_continuous_profiling("concurrent.json");
   prof::Domain domain("Threads");
   std::atomic<int> running{kThreads};
@@ -73,7 +76,7 @@ TEST(ProfilerConcurrency, EightThreadsRecordWhileAnotherDumps) {
     EXPECT_EQ(stats["Time"]["Threads"]["c" + std::to_string(k)]["Count"], kEventsPerThread);
 }
 
-TEST(ProfilerConcurrency, PausingWhileThreadsRecordLosesNothingThatWasRecorded) {
+TEST_F(ProfilerConcurrency, PausingWhileThreadsRecordLosesNothingThatWasRecorded) {
   start_continuous_profiling("paused_concurrent.json");
   prof::Domain domain("Threads");
   std::atomic<int> running{kThreads};
@@ -100,6 +103,25 @@ TEST(ProfilerConcurrency, PausingWhileThreadsRecordLosesNothingThatWasRecorded) 
     // What the recording threads counted at record time is exactly what reached the file.
     EXPECT_EQ(stats["Time"]["Threads"][name]["Count"], list.size()) << name;
   }
+}
+
+// current_config() copies under the profiler's lock: reading it while another thread calls
+// set_config is no data race (ThreadSanitizer reports one against a returned reference).
+TEST_F(ProfilerConcurrency, CurrentConfigWhileAnotherThreadSetsConfig) {
+  std::atomic<bool> done{false};
+  std::thread writer([&] {
+    for (int i = 0; i < 200; ++i)
+      prof::set_config({{"filename", "config_race_" + std::to_string(i % 2) + ".json"},
+                        {"continuous_dump", "false"}});
+    done = true;
+  });
+  while (!done.load()) {
+    const std::string name = prof::current_config().filename;
+    EXPECT_TRUE(name == "config_race_0.json" || name == "config_race_1.json" ||
+                name.rfind("config_race_", 0) != 0)
+        << name;
+  }
+  writer.join();
 }
 
 }  // namespace

@@ -1,15 +1,18 @@
-// Configuration parsing: mode mapping, value parsing and every error message (spec §2.2-§2.3,
-// with DESIGN.md's departure for the mode flags).
+// Configuration parsing: mode mapping, value parsing and every error message
+// (docs/mxnet-compat.md#configuration, with its departure for the mode flags).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "nanomx/error.h"
 #include "nanomx/profiler.h"
+#include "profiler_fixture.h"
 
 namespace prof = nanomx::profiler;
 using ::testing::HasSubstr;
 
 namespace {
+
+class ProfilerConfig : public nanomx::testing::ProfilerTest {};
 
 std::string error_of(const prof::KeyValues& kv) {
   try {
@@ -20,12 +23,12 @@ std::string error_of(const prof::KeyValues& kv) {
   return "";
 }
 
-TEST(ProfilerConfig, NoModeFlagGivesDefaultMode13) {
+TEST_F(ProfilerConfig, NoModeFlagGivesDefaultMode13) {
   EXPECT_EQ(prof::parse_config({}).mode, 13u);
   EXPECT_EQ(prof::parse_config({{"filename", "x.json"}}).mode, 13u);
 }
 
-TEST(ProfilerConfig, ModeIsTheOrOfFlagsPassedTrue) {
+TEST_F(ProfilerConfig, ModeIsTheOrOfFlagsPassedTrue) {
   EXPECT_EQ(prof::parse_config({{"profile_symbolic", "True"}}).mode, 1u);
   EXPECT_EQ(prof::parse_config({{"profile_imperative", "true"}}).mode, 2u);
   EXPECT_EQ(prof::parse_config({{"profile_api", "1"}}).mode, 4u);
@@ -35,7 +38,7 @@ TEST(ProfilerConfig, ModeIsTheOrOfFlagsPassedTrue) {
             2u);
 }
 
-TEST(ProfilerConfig, AllFourFalseGivesZero) {
+TEST_F(ProfilerConfig, AllFourFalseGivesZero) {
   EXPECT_EQ(prof::parse_config({{"profile_symbolic", "False"},
                                 {"profile_imperative", "False"},
                                 {"profile_memory", "0"},
@@ -44,13 +47,13 @@ TEST(ProfilerConfig, AllFourFalseGivesZero) {
             0u);
 }
 
-TEST(ProfilerConfig, ProfileAllOverridesEverything) {
+TEST_F(ProfilerConfig, ProfileAllOverridesEverything) {
   EXPECT_EQ(prof::parse_config({{"profile_all", "True"}}).mode, 15u);
   EXPECT_EQ(prof::parse_config({{"profile_symbolic", "False"}, {"profile_all", "true"}}).mode, 15u);
   EXPECT_EQ(prof::parse_config({{"profile_all", "false"}}).mode, 0u);
 }
 
-TEST(ProfilerConfig, DefaultsOfTheOtherKeys) {
+TEST_F(ProfilerConfig, DefaultsOfTheOtherKeys) {
   prof::Config c = prof::parse_config({});
   EXPECT_EQ(c.filename, "profile.json");
   EXPECT_TRUE(c.continuous_dump);
@@ -62,7 +65,7 @@ TEST(ProfilerConfig, DefaultsOfTheOtherKeys) {
   EXPECT_EQ(c.duration_events, prof::DurationEvents::kBeginEnd);
 }
 
-TEST(ProfilerConfig, AllElevenMxnetKeysAreAccepted) {
+TEST_F(ProfilerConfig, AllElevenMxnetKeysAreAccepted) {
   prof::Config c = prof::parse_config({{"profile_all", "False"},
                                        {"profile_symbolic", "True"},
                                        {"profile_imperative", "False"},
@@ -83,7 +86,7 @@ TEST(ProfilerConfig, AllElevenMxnetKeysAreAccepted) {
   EXPECT_EQ(c.gpu_memory_profile_filename_prefix, "gpu");
 }
 
-TEST(ProfilerConfig, NanomxKeys) {
+TEST_F(ProfilerConfig, NanomxKeys) {
   prof::Config c = prof::parse_config({{"max_buffer_mb", "3"}, {"duration_events", "complete"}});
   EXPECT_EQ(c.max_buffer_bytes, 3u << 20);
   EXPECT_EQ(c.duration_events, prof::DurationEvents::kComplete);
@@ -92,48 +95,48 @@ TEST(ProfilerConfig, NanomxKeys) {
               HasSubstr("valid values are: {'begin_end', 'complete'}"));
 }
 
-TEST(ProfilerConfig, HiddenDunderKeysAreIgnored) {
+TEST_F(ProfilerConfig, HiddenDunderKeysAreIgnored) {
   EXPECT_EQ(prof::parse_config({{"__hidden__", "whatever"}}).mode, 13u);
   EXPECT_NE(error_of({{"____", "x"}}), "");  // too short to be a hidden key
 }
 
-TEST(ProfilerConfig, UnknownKeyNamesTheKeyAndTheValidKeys) {
+TEST_F(ProfilerConfig, UnknownKeyNamesTheKeyAndTheValidKeys) {
   std::string e = error_of({{"profile_everything", "True"}});
   EXPECT_THAT(e, HasSubstr("Cannot find argument 'profile_everything', Possible Arguments:\n"
                            "----------------\n"));
   for (const auto& key : prof::config_keys()) EXPECT_THAT(e, HasSubstr(key + " : "));
 }
 
-TEST(ProfilerConfig, BadBoolNamesKeyValueAndChoices) {
+TEST_F(ProfilerConfig, BadBoolNamesKeyValueAndChoices) {
   EXPECT_EQ(error_of({{"profile_api", "yes"}}),
             "Invalid Parameter format for profile_api expect boolean but value='yes' (valid: "
             "true, false, 1, 0, in any case)");
   EXPECT_THAT(error_of({{"aggregate_stats", ""}}), HasSubstr("aggregate_stats"));
 }
 
-TEST(ProfilerConfig, BadFloat) {
+TEST_F(ProfilerConfig, BadFloat) {
   EXPECT_EQ(error_of({{"dump_period", "soon"}}),
             "Invalid Parameter format for dump_period expect float but value='soon'");
   EXPECT_THAT(error_of({{"dump_period", "1.5s"}}),
               HasSubstr("Some trailing characters could not be parsed: 's'"));
 }
 
-TEST(ProfilerConfig, BadEnum) {
+TEST_F(ProfilerConfig, BadEnum) {
   EXPECT_THAT(error_of({{"profile_process", "client"}}),
               HasSubstr("Invalid Input: 'client', valid values are: {'server', 'worker'}"));
 }
 
-TEST(ProfilerConfig, ContinuousDumpNeedsPositivePeriod) {
+TEST_F(ProfilerConfig, ContinuousDumpNeedsPositivePeriod) {
   EXPECT_THAT(error_of({{"dump_period", "0"}}),
               HasSubstr("Check failed: !continuous_dump || dump_period > 0"));
   EXPECT_EQ(error_of({{"dump_period", "0"}, {"continuous_dump", "false"}}), "");
 }
 
-TEST(ProfilerConfig, EmptyFilenameIsRefused) {
+TEST_F(ProfilerConfig, EmptyFilenameIsRefused) {
   EXPECT_THAT(error_of({{"filename", ""}}), HasSubstr("filename"));
 }
 
-TEST(ProfilerConfig, ABadCallChangesNothing) {
+TEST_F(ProfilerConfig, ABadCallChangesNothing) {
   prof::set_config({{"profile_imperative", "true"}, {"filename", "kept.json"}});
   EXPECT_THROW(prof::set_config({{"filename", "other.json"}, {"profile_api", "maybe"}}),
                nanomx::Error);
@@ -141,7 +144,7 @@ TEST(ProfilerConfig, ABadCallChangesNothing) {
   EXPECT_EQ(prof::current_config().filename, "kept.json");
 }
 
-TEST(ProfilerConfig, MarkerScopes) {
+TEST_F(ProfilerConfig, MarkerScopes) {
   EXPECT_EQ(prof::parse_marker_scope("global"), prof::MarkerScope::kGlobal);
   EXPECT_EQ(prof::parse_marker_scope("process"), prof::MarkerScope::kProcess);
   EXPECT_EQ(prof::parse_marker_scope("thread"), prof::MarkerScope::kThread);
@@ -154,6 +157,49 @@ TEST(ProfilerConfig, MarkerScopes) {
     EXPECT_STREQ(e.what(),
                  "Invalid Input: 'galaxy', valid values are: {'global', 'marker', 'process', "
                  "'task', 'thread'}");
+  }
+}
+
+// parse_config is driven by its key table: every documented key has a parser that sets its
+// field, and each key's value reaches the right field.
+TEST_F(ProfilerConfig, EveryDocumentedKeyParsesIntoItsField) {
+  const std::vector<std::pair<std::string, std::string>> samples = {
+      {"profile_all", "false"},
+      {"profile_symbolic", "true"},
+      {"profile_imperative", "false"},
+      {"profile_memory", "true"},
+      {"profile_api", "false"},
+      {"filename", "table.json"},
+      {"continuous_dump", "false"},
+      {"dump_period", "2.5"},
+      {"aggregate_stats", "true"},
+      {"profile_process", "server"},
+      {"gpu_memory_profile_filename_prefix", "gpu_prefix"},
+      {"max_buffer_mb", "3"},
+      {"duration_events", "complete"},
+  };
+  ASSERT_EQ(prof::config_keys().size(), samples.size());
+  for (size_t i = 0; i < samples.size(); ++i) EXPECT_EQ(prof::config_keys()[i], samples[i].first);
+  const prof::Config c = prof::parse_config(samples);
+  EXPECT_EQ(c.mode, prof::kSymbolic | prof::kMemory);
+  EXPECT_EQ(c.filename, "table.json");
+  EXPECT_FALSE(c.continuous_dump);
+  EXPECT_DOUBLE_EQ(c.dump_period_seconds, 2.5);
+  EXPECT_TRUE(c.aggregate_stats);
+  EXPECT_EQ(c.profile_process, prof::ProfileProcess::kServer);
+  EXPECT_EQ(c.gpu_memory_profile_filename_prefix, "gpu_prefix");
+  EXPECT_EQ(c.max_buffer_bytes, 3u << 20);
+  EXPECT_EQ(c.duration_events, prof::DurationEvents::kComplete);
+}
+
+TEST_F(ProfilerConfig, ChoiceKeysNameTheKeyAndTheChoices) {
+  try {
+    prof::parse_config({{"duration_events", "half"}});
+    FAIL();
+  } catch (const nanomx::Error& e) {
+    EXPECT_STREQ(e.what(),
+                 "Invalid Input: 'half', valid values are: {'begin_end', 'complete'} (key "
+                 "duration_events)");
   }
 }
 

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "profiler_fixture.h"
 #include "trace_file.h"
 
 using nanomx::testing::events_named;
@@ -17,6 +18,8 @@ using nanomx::testing::json;
 using nanomx::testing::read_trace;
 
 namespace {
+
+class ProfilerCrash : public nanomx::testing::ProfilerTest {};
 
 // Starts the child with its stdout on a pipe; returns its pid and the read end.
 pid_t spawn(const std::vector<std::string>& args, const std::vector<std::string>& env,
@@ -54,7 +57,7 @@ std::string run_to_end(const std::vector<std::string>& args, const std::vector<s
   return out;
 }
 
-TEST(ProfilerCrash, SigkillDuringContinuousDumpLeavesAValidFile) {
+TEST_F(ProfilerCrash, SigkillDuringContinuousDumpLeavesAValidFile) {
   for (int attempt = 0; attempt < 3; ++attempt) {
     std::string file = "killed_" + std::to_string(attempt) + ".json";
     int fd = -1;
@@ -86,7 +89,7 @@ TEST(ProfilerCrash, SigkillDuringContinuousDumpLeavesAValidFile) {
 // The final dump at exit runs after static destructors registered later than the profiler's exit
 // hook: it must not use anything they free (the otherData fields were once such a static, and
 // the trailer then held freed memory).
-TEST(ProfilerCrash, ExitAfterAFlushWritesAValidTrailer) {
+TEST_F(ProfilerCrash, ExitAfterAFlushWritesAValidTrailer) {
   const std::string file = "flush_then_exit.json";
   run_to_end({"flush-then-exit", file}, {});
   json trace = read_trace(file);  // throws when the file is not valid JSON
@@ -96,7 +99,7 @@ TEST(ProfilerCrash, ExitAfterAFlushWritesAValidTrailer) {
   EXPECT_EQ(events_named(trace, "after flush").size(), 1u);
 }
 
-TEST(ProfilerCrash, AutostartWritesProfileJsonAtExit) {
+TEST_F(ProfilerCrash, AutostartWritesProfileJsonAtExit) {
   std::string dir = "autostart_dir";
   mkdir(dir.c_str(), 0755);
   std::remove((dir + "/profile.json").c_str());
@@ -108,7 +111,7 @@ TEST(ProfilerCrash, AutostartWritesProfileJsonAtExit) {
   EXPECT_EQ(events_named(trace, "child_op").size(), 2u);
 }
 
-TEST(ProfilerCrash, ModeFromEnvironment) {
+TEST_F(ProfilerCrash, ModeFromEnvironment) {
   EXPECT_EQ(run_to_end({"mode"}, {}), "13 0\n");
   EXPECT_EQ(run_to_end({"mode"}, {"MXNET_PROFILER_MODE=6"}), "6 0\n");
   EXPECT_EQ(run_to_end({"mode"}, {"NANOMX_PROFILER_MODE=2", "MXNET_PROFILER_MODE=6"}), "2 0\n");

@@ -1,11 +1,13 @@
-// The state machine and its gates (spec §2.4, §4.5, §7): run/stop/pause interplay, mode bits,
-// dump rules, dumps() and its reset, user-object semantics.
+// The state machine and its gates (docs/mxnet-compat.md#state-machine): run/stop/pause interplay,
+// mode bits, dump rules, dumps() and its reset, user-object semantics.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include "nanomx/error.h"
 #include "nanomx/profiler.h"
+#include "profiler/hooks.h"
+#include "profiler_fixture.h"
 #include "trace_file.h"
 
 namespace prof = nanomx::profiler;
@@ -14,6 +16,8 @@ using nanomx::testing::read_trace;
 using ::testing::HasSubstr;
 
 namespace {
+
+class ProfilerState : public nanomx::testing::ProfilerTest {};
 
 void configure(const std::string& file, prof::KeyValues extra = {}) {
   prof::KeyValues kv = {{"filename", file}, {"continuous_dump", "false"}};
@@ -28,7 +32,7 @@ void one_operator(const char* name) {
 
 void one_api_call(const char* name) { prof::ApiCallScope scope(prof::intern(name)); }
 
-TEST(ProfilerState, DumpBeforeRunIsAnError) {
+TEST_F(ProfilerState, DumpBeforeRunIsAnError) {
   configure("never.json");
   try {
     prof::dump(true);
@@ -38,7 +42,7 @@ TEST(ProfilerState, DumpBeforeRunIsAnError) {
   }
 }
 
-TEST(ProfilerState, SecondDumpAfterAFinishedDumpIsAnErrorAndStopIsStillAllowed) {
+TEST_F(ProfilerState, SecondDumpAfterAFinishedDumpIsAnErrorAndStopIsStillAllowed) {
   configure("once.json");
   prof::set_state(prof::State::kRunning);
   prof::dump(true);
@@ -46,7 +50,7 @@ TEST(ProfilerState, SecondDumpAfterAFinishedDumpIsAnErrorAndStopIsStillAllowed) 
   EXPECT_NO_THROW(prof::set_state(prof::State::kStopped));
 }
 
-TEST(ProfilerState, RunClearsPauseAndStopSetsIt) {
+TEST_F(ProfilerState, RunClearsPauseAndStopSetsIt) {
   EXPECT_FALSE(prof::paused());
   prof::pause();
   EXPECT_TRUE(prof::paused());
@@ -59,14 +63,14 @@ TEST(ProfilerState, RunClearsPauseAndStopSetsIt) {
   EXPECT_EQ(prof::state(), prof::State::kStopped);
 }
 
-TEST(ProfilerState, PauseIsNotNested) {
+TEST_F(ProfilerState, PauseIsNotNested) {
   prof::pause();
   prof::pause();
   prof::resume();
   EXPECT_FALSE(prof::paused());
 }
 
-TEST(ProfilerState, UserObjectsRecordBeforeTheFirstRunButNotAfterStop) {
+TEST_F(ProfilerState, UserObjectsRecordBeforeTheFirstRunButNotAfterStop) {
   prof::Domain d("D");
   prof::Counter c(d, "c");
   c.set_value(1);  // before any run: kept (MXNet Q14)
@@ -84,7 +88,7 @@ TEST(ProfilerState, UserObjectsRecordBeforeTheFirstRunButNotAfterStop) {
   EXPECT_EQ(values, (std::vector<uint64_t>{1, 2, 4}));
 }
 
-TEST(ProfilerState, NothingIsRecordedWhilePaused) {
+TEST_F(ProfilerState, NothingIsRecordedWhilePaused) {
   configure("paused.json", {{"profile_all", "true"}});
   prof::set_state(prof::State::kRunning);
   prof::Domain d("D");
@@ -113,7 +117,7 @@ TEST(ProfilerState, NothingIsRecordedWhilePaused) {
   EXPECT_EQ(events_named(t, "c")[0]["args"]["c"], 8);
 }
 
-TEST(ProfilerState, ModeBitsGateEachSource) {
+TEST_F(ProfilerState, ModeBitsGateEachSource) {
   configure("modes.json", {{"profile_api", "true"}});  // api only
   prof::set_state(prof::State::kRunning);
   EXPECT_TRUE(prof::active(prof::kApi));
@@ -132,7 +136,7 @@ TEST(ProfilerState, ModeBitsGateEachSource) {
   EXPECT_EQ(events_named(t, "MXNet C API Concurrency").size(), 2u);  // +1 then -1
 }
 
-TEST(ProfilerState, RunningBitIgnoresTheModeButNotThePause) {
+TEST_F(ProfilerState, RunningBitIgnoresTheModeButNotThePause) {
   configure("running.json", {{"profile_api", "true"}});  // no operator mode bit
   EXPECT_FALSE(prof::active(prof::detail::kRunningBit));
   prof::set_state(prof::State::kRunning);
@@ -145,7 +149,7 @@ TEST(ProfilerState, RunningBitIgnoresTheModeButNotThePause) {
   EXPECT_FALSE(prof::active(prof::detail::kRunningBit));
 }
 
-TEST(ProfilerState, StoppedRecordsNoOperatorsEvenWithModeOn) {
+TEST_F(ProfilerState, StoppedRecordsNoOperatorsEvenWithModeOn) {
   configure("stopped.json", {{"profile_all", "true"}});
   EXPECT_FALSE(prof::active(prof::kImperative));
   prof::set_state(prof::State::kRunning);
@@ -154,7 +158,7 @@ TEST(ProfilerState, StoppedRecordsNoOperatorsEvenWithModeOn) {
   EXPECT_FALSE(prof::active(prof::kImperative));
 }
 
-TEST(ProfilerState, ApiCallsNestAndToleratesStateChangesMidCall) {
+TEST_F(ProfilerState, ApiCallsNestAndToleratesStateChangesMidCall) {
   configure("api.json", {{"profile_api", "true"}});
   prof::set_state(prof::State::kRunning);
   {
@@ -175,13 +179,13 @@ TEST(ProfilerState, ApiCallsNestAndToleratesStateChangesMidCall) {
   EXPECT_EQ(events_named(t, "MXNet C API Calls").back()["args"]["MXNet C API Calls"], 3);
 }
 
-TEST(ProfilerState, DumpsIsEmptyWithoutAggregateAndResetDoesNotCrash) {
+TEST_F(ProfilerState, DumpsIsEmptyWithoutAggregateAndResetDoesNotCrash) {
   configure("noagg.json");
   EXPECT_EQ(prof::dumps(), "");
   EXPECT_EQ(prof::dumps(true), "");
 }
 
-TEST(ProfilerState, DumpsDoesNotTouchTheTraceFile) {
+TEST_F(ProfilerState, DumpsDoesNotTouchTheTraceFile) {
   configure("untouched.json", {{"aggregate_stats", "true"}, {"profile_all", "true"}});
   prof::set_state(prof::State::kRunning);
   one_operator("sqrt");
@@ -191,7 +195,7 @@ TEST(ProfilerState, DumpsDoesNotTouchTheTraceFile) {
   EXPECT_EQ(events_named(read_trace("untouched.json"), "sqrt").size(), 2u);
 }
 
-TEST(ProfilerState, DumpsCountsEachOperatorOnce) {
+TEST_F(ProfilerState, DumpsCountsEachOperatorOnce) {
   // MXNet's skipped test_aggregate_duplication: the shadow task must not be counted.
   configure("dup.json", {{"aggregate_stats", "true"}, {"profile_all", "true"}});
   prof::set_state(prof::State::kRunning);
@@ -204,7 +208,7 @@ TEST(ProfilerState, DumpsCountsEachOperatorOnce) {
   EXPECT_EQ(j["Time"]["operator"]["_plus_scalar"]["Count"], 2);
 }
 
-TEST(ProfilerState, ResetClearsEverythingAfterBuildingTheText) {
+TEST_F(ProfilerState, ResetClearsEverythingAfterBuildingTheText) {
   configure("reset.json", {{"aggregate_stats", "true"}, {"profile_all", "true"}});
   prof::set_state(prof::State::kRunning);
   one_operator("before_reset");
@@ -214,7 +218,7 @@ TEST(ProfilerState, ResetClearsEverythingAfterBuildingTheText) {
   EXPECT_THAT(prof::dumps(), HasSubstr("after_reset"));
 }
 
-TEST(ProfilerState, AggregateTableSurvivesReconfigurationWhileOn) {
+TEST_F(ProfilerState, AggregateTableSurvivesReconfigurationWhileOn) {
   configure("agg1.json", {{"aggregate_stats", "true"}, {"profile_all", "true"}});
   prof::set_state(prof::State::kRunning);
   one_operator("kept_op");
@@ -225,7 +229,7 @@ TEST(ProfilerState, AggregateTableSurvivesReconfigurationWhileOn) {
   EXPECT_THAT(prof::dumps(), ::testing::Not(HasSubstr("kept_op")));
 }
 
-TEST(ProfilerState, DurationStopWithoutStartIsAnError) {
+TEST_F(ProfilerState, DurationStopWithoutStartIsAnError) {
   prof::Domain d("D");
   prof::Task t(d, "never started");
   try {
@@ -236,14 +240,14 @@ TEST(ProfilerState, DurationStopWithoutStartIsAnError) {
   }
 }
 
-TEST(ProfilerState, EmptyNamesAreErrorsNotAborts) {
+TEST_F(ProfilerState, EmptyNamesAreErrorsNotAborts) {
   EXPECT_THROW(prof::Domain(""), nanomx::Error);
   prof::Domain d("D");
   EXPECT_THROW(prof::Task(d, ""), nanomx::Error);
   EXPECT_THROW(prof::Event(""), nanomx::Error);
 }
 
-TEST(ProfilerState, CounterWrapsBelowZeroAsUnsigned) {
+TEST_F(ProfilerState, CounterWrapsBelowZeroAsUnsigned) {
   prof::Domain d("D");
   prof::Counter c(d, "c");
   c.decrement();
@@ -255,8 +259,9 @@ TEST(ProfilerState, CounterWrapsBelowZeroAsUnsigned) {
   EXPECT_EQ(c.value(), 18446744073709551614ull);
 }
 
-TEST(ProfilerState, CounterStatsFollowMxnetUnits) {
-  // spec §11.1 #8: value 5, +1, then 50001 increments and 49999 decrements: final 8.
+TEST_F(ProfilerState, CounterStatsFollowMxnetUnits) {
+  // MXNet's test_profiler.py counter test: value 5, +1, then 50001 increments and 49999 decrements:
+  // final 8.
   configure("counter.json", {{"aggregate_stats", "true"}});
   prof::set_state(prof::State::kRunning);
   prof::dumps(true);
@@ -279,7 +284,7 @@ TEST(ProfilerState, CounterStatsFollowMxnetUnits) {
   EXPECT_FLOAT_EQ(row["Min"].get<float>(), 0.005f);
 }
 
-TEST(ProfilerState, ScopeIsProcessGlobal) {
+TEST_F(ProfilerState, ScopeIsProcessGlobal) {
   EXPECT_EQ(prof::scope(), "<unk>:");
   prof::set_scope("tensordot:");
   EXPECT_EQ(prof::scope(), "tensordot:");

@@ -1,14 +1,17 @@
 // The trace file: layout, phases per record kind, metadata, escaping, several files per process,
-// continuous growth, the memory bound (spec §5, docs/trace-format.md).
+// continuous growth, the memory bound (docs/trace-format.md).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <fstream>
 #include <set>
 #include <thread>
 
 #include "nanomx/error.h"
 #include "nanomx/profiler.h"
+#include "profiler/hooks.h"
+#include "profiler_fixture.h"
 #include "trace_file.h"
 
 namespace prof = nanomx::profiler;
@@ -17,6 +20,8 @@ using nanomx::testing::json;
 using nanomx::testing::read_trace;
 
 namespace {
+
+class Trace : public nanomx::testing::ProfilerTest {};
 
 void configure(const std::string& file, prof::KeyValues extra = {}) {
   prof::KeyValues kv = {{"profile_all", "true"}, {"filename", file}, {"continuous_dump", "false"}};
@@ -33,7 +38,7 @@ void record_one_operator(const char* name, int slot, uint64_t flow = 0) {
                         {inputs, outputs}, flow);
 }
 
-TEST(Trace, FileIsAnObjectWithDeviceMetadataAndMsUnit) {
+TEST_F(Trace, FileIsAnObjectWithDeviceMetadataAndMsUnit) {
   configure("layout.json");
   prof::set_state(prof::State::kRunning);
   prof::dump(true);
@@ -50,7 +55,7 @@ TEST(Trace, FileIsAnObjectWithDeviceMetadataAndMsUnit) {
   EXPECT_EQ(t["otherData"]["dropped_events"], 0);
 }
 
-TEST(Trace, PhasesPerRecordKind) {
+TEST_F(Trace, PhasesPerRecordKind) {
   configure("phases.json");
   prof::set_state(prof::State::kRunning);
   prof::Domain d("Dom");
@@ -107,7 +112,7 @@ TEST(Trace, PhasesPerRecordKind) {
   EXPECT_LE(events_named(t, "an event")[0]["ts"].get<double>(), op["ts"].get<double>());
 }
 
-TEST(Trace, CustomOperatorSubOpsGoToTheirCategory) {
+TEST_F(Trace, CustomOperatorSubOpsGoToTheirCategory) {
   configure("custom.json");
   prof::set_state(prof::State::kRunning);
   record_one_operator("MySigmoid::_zeros", 0);
@@ -116,7 +121,7 @@ TEST(Trace, CustomOperatorSubOpsGoToTheirCategory) {
             "Custom Operator");
 }
 
-TEST(Trace, CompleteDurationsOption) {
+TEST_F(Trace, CompleteDurationsOption) {
   configure("complete.json", {{"duration_events", "complete"}});
   prof::set_state(prof::State::kRunning);
   record_one_operator("dot", 0);
@@ -127,7 +132,7 @@ TEST(Trace, CompleteDurationsOption) {
   EXPECT_GT(ev[0]["dur"].get<double>(), 0);
 }
 
-TEST(Trace, EveryPidAndThreadHasMetadataAndThreadsAreNamed) {
+TEST_F(Trace, EveryPidAndThreadHasMetadataAndThreadsAreNamed) {
   configure("threads.json");
   prof::set_state(prof::State::kRunning);
   std::thread worker([] {
@@ -152,7 +157,7 @@ TEST(Trace, EveryPidAndThreadHasMetadataAndThreadsAreNamed) {
   EXPECT_EQ(nanomx::testing::thread_name(t, c["pid"], c["tid"]), "main");
 }
 
-TEST(Trace, NamesAreJsonEscapedAndInvalidUtf8Replaced) {
+TEST_F(Trace, NamesAreJsonEscapedAndInvalidUtf8Replaced) {
   configure("escape.json");
   prof::set_state(prof::State::kRunning);
   std::string nasty = "quote\" back\\slash\nnewline \x01 bad\xff utf8 \xc3\xa9";
@@ -165,7 +170,7 @@ TEST(Trace, NamesAreJsonEscapedAndInvalidUtf8Replaced) {
   EXPECT_EQ(ev[0]["cat"], "dom \"x\"");
 }
 
-TEST(Trace, TimestampsAreMicrosecondsWithNanosecondFractions) {
+TEST_F(Trace, TimestampsAreMicrosecondsWithNanosecondFractions) {
   configure("ts.json");
   prof::set_state(prof::State::kRunning);
   prof::Event e("short");
@@ -187,7 +192,7 @@ TEST(Trace, TimestampsAreMicrosecondsWithNanosecondFractions) {
   EXPECT_EQ(end - dot, 4u) << text.substr(ts, end - ts);
 }
 
-TEST(Trace, TwoFilesInOneProcessAreBothValidWithTheirOwnHeaders) {
+TEST_F(Trace, TwoFilesInOneProcessAreBothValidWithTheirOwnHeaders) {
   prof::Domain d("D");
   prof::Counter c(d, "c");
   configure("first.json");
@@ -209,7 +214,7 @@ TEST(Trace, TwoFilesInOneProcessAreBothValidWithTheirOwnHeaders) {
   }
 }
 
-TEST(Trace, SameFileAgainAfterFinishedDumpIsRewrittenWhole) {
+TEST_F(Trace, SameFileAgainAfterFinishedDumpIsRewrittenWhole) {
   prof::Domain d("D");
   prof::Counter c(d, "c");
   configure("again.json");
@@ -224,7 +229,7 @@ TEST(Trace, SameFileAgainAfterFinishedDumpIsRewrittenWhole) {
   EXPECT_EQ(ev[0]["args"]["c"], 2);
 }
 
-TEST(Trace, ContinuousDumpFileIsValidAfterEveryFlushAndOnlyGrows) {
+TEST_F(Trace, ContinuousDumpFileIsValidAfterEveryFlushAndOnlyGrows) {
   prof::set_config({{"profile_all", "true"},
                     {"filename", "continuous.json"},
                     {"continuous_dump", "true"},
@@ -246,13 +251,13 @@ TEST(Trace, ContinuousDumpFileIsValidAfterEveryFlushAndOnlyGrows) {
   EXPECT_EQ(events_named(read_trace("continuous.json"), "StartIteration").size(), 5u);
 }
 
-TEST(Trace, ConfigDeletesTheTargetFile) {
+TEST_F(Trace, ConfigDeletesTheTargetFile) {
   { std::ofstream("stale.json") << "old"; }
   configure("stale.json");
   EXPECT_NE(access("stale.json", F_OK), 0);
 }
 
-TEST(Trace, UnwritableFileGivesAClearErrorAndKeepsTheEvents) {
+TEST_F(Trace, UnwritableFileGivesAClearErrorAndKeepsTheEvents) {
   configure("/nonexistent-dir/x.json");
   prof::set_state(prof::State::kRunning);
   prof::Domain d("D");
@@ -269,7 +274,7 @@ TEST(Trace, UnwritableFileGivesAClearErrorAndKeepsTheEvents) {
   EXPECT_EQ(events_named(read_trace("recovered.json"), "kept").size(), 1u);
 }
 
-TEST(Trace, MemoryBoundDropsAndCountsInsteadOfGrowing) {
+TEST_F(Trace, MemoryBoundDropsAndCountsInsteadOfGrowing) {
   configure("bounded.json", {{"max_buffer_mb", "1"}});
   prof::set_state(prof::State::kRunning);
   prof::Domain d("D");
@@ -287,7 +292,7 @@ TEST(Trace, MemoryBoundDropsAndCountsInsteadOfGrowing) {
   for (size_t i = 0; i < kept.size(); ++i) ASSERT_EQ(kept[i]["args"]["c"], i);
 }
 
-TEST(Trace, FlowLinksThePushToTheOperator) {
+TEST_F(Trace, FlowLinksThePushToTheOperator) {
   configure("flow.json");
   prof::set_state(prof::State::kRunning);
   uint64_t id = prof::flow_start(prof::intern("operator"), prof::kImperative);
@@ -311,10 +316,10 @@ TEST(Trace, FlowLinksThePushToTheOperator) {
   EXPECT_EQ(finishes, 1);
 }
 
-TEST(Trace, MemoryCountersPerDeviceWithPeak) {
+TEST_F(Trace, MemoryCountersPerDeviceWithPeak) {
   configure("memory.json");
   prof::set_state(prof::State::kRunning);
-  int slot = prof::device_slot(prof::DeviceType::kCPU, 0);
+  int slot = prof::device_slot(prof::device_code::kCPU, 0);
   uint64_t base = prof::memory_in_use(slot);
   prof::memory_alloc(slot, 1000);
   prof::memory_alloc(slot, 500);
@@ -333,17 +338,38 @@ TEST(Trace, MemoryCountersPerDeviceWithPeak) {
   EXPECT_GE(t["otherData"]["memory_peak_bytes"]["cpu/0"].get<uint64_t>(), base + 1500);
 }
 
-TEST(Trace, DeviceSlots) {
+TEST_F(Trace, DeviceSlots) {
   int cpus = static_cast<int>(std::thread::hardware_concurrency());
-  EXPECT_EQ(prof::device_slot(prof::DeviceType::kCPU, 0), 0);
-  EXPECT_EQ(prof::device_slot(prof::DeviceType::kCPUPinned, 0), cpus);
-  EXPECT_EQ(prof::device_slot(prof::DeviceType::kCPUShared, 0), cpus + 1);
-  EXPECT_THROW(prof::device_slot(prof::DeviceType::kCPU, cpus), nanomx::Error);
-  EXPECT_THROW(prof::device_slot(prof::DeviceType::kGPU, 0), nanomx::Error);
+  EXPECT_EQ(prof::device_slot(prof::device_code::kCPU, 0), 0);
+  EXPECT_EQ(prof::device_slot(prof::device_code::kCPUPinned, 0), cpus);
+  EXPECT_EQ(prof::device_slot(prof::device_code::kCPUShared, 0), cpus + 1);
+  EXPECT_THROW(prof::device_slot(prof::device_code::kCPU, cpus), nanomx::Error);
+  EXPECT_THROW(prof::device_slot(prof::device_code::kGPU, 0), nanomx::Error);
   prof::set_gpu_slot_count(2);
-  EXPECT_EQ(prof::device_slot(prof::DeviceType::kGPU, 1), cpus + 1);
+  EXPECT_EQ(prof::device_slot(prof::device_code::kGPU, 1), cpus + 1);
   EXPECT_EQ(prof::device_slot_name(cpus + 1), "gpu/1");
   EXPECT_EQ(prof::device_slot_name(cpus + 2), "cpu pinned/");
+}
+
+// The fixture's teardown check is the project's validator: it reports a trace that a viewer
+// would misread, and a file that is not JSON at all.
+TEST_F(Trace, FixtureReportsUnbalancedAndMalformedTraces) {
+  EXPECT_EQ(trace_problems(), "");
+  {
+    std::ofstream("unbalanced.json")
+        << R"({"traceEvents":[{"name":"process_name","ph":"M","pid":0,"tid":0,"args":{"name":"p"}},)"
+        << R"({"name":"thread_name","ph":"M","pid":0,"tid":1,"args":{"name":"t"}},)"
+        << R"({"name":"open","cat":"x","ph":"B","ts":1,"pid":0,"tid":1}]})";
+  }
+  std::string problems = trace_problems();
+  EXPECT_NE(problems.find("'B' 'open' at 1 on pid 0 tid 1 never ends"), std::string::npos)
+      << problems;
+  skip_validation("unbalanced.json");
+  { std::ofstream("truncated.json") << R"({"traceEvents":[{"name":)"; }
+  problems = trace_problems();
+  EXPECT_NE(problems.find("truncated.json"), std::string::npos) << problems;
+  skip_validation("truncated.json");
+  EXPECT_EQ(trace_problems(), "");
 }
 
 }  // namespace

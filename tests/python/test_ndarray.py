@@ -34,6 +34,18 @@ def test_properties():
     assert mx.nd.ones((5,)).T.shape == (5,)
 
 
+def test_dtype_table_comes_from_the_library():
+    from nanomx.base import _LIB
+    from nanomx.ndarray import ndarray as nd_module
+    table = _LIB.dtype_table()
+    assert [(code, name, size) for code, name, size in table] == [
+        (i, np.dtype(t).name, np.dtype(t).itemsize) for i, t in enumerate(ALL_DTYPES)]
+    assert nd_module._DTYPE_NP_TO_MX == {np.dtype(name).type: code for code, name, _ in table}
+    assert nd_module._DTYPE_MX_TO_NP == {code: np.dtype(name).type for code, name, _ in table}
+    with pytest.raises(TypeError, match="supported: float32, float64, float16, uint8"):
+        mx.nd.zeros((1,), dtype=np.complex64)
+
+
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
 def test_array_round_trip_each_dtype(dtype):
     host = (np.arange(24) % 100).reshape(2, 3, 4).astype(dtype)
@@ -453,7 +465,7 @@ def test_save_load_list_dict_and_single(in_tmp):
 
 
 def test_golden_96_byte_file(in_tmp):
-    """One float32 2x3 array on cpu(0) saved as a list: spec §1.5's 96 bytes."""
+    """One float32 2x3 array on cpu(0) saved as a list: MXNet's 96 bytes (docs/mxnet-compat.md#file-formats)."""
     values = np.arange(6, dtype=np.float32).reshape(2, 3)
     mx.nd.save("golden.params", [mx.nd.array(values)])
     data = open("golden.params", "rb").read()

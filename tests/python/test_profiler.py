@@ -1,5 +1,5 @@
-"""mx.profiler: MXNet's tests/python/unittest/test_profiler.py behaviours (spec §11.1, those that
-need no symbolic executor or custom operators), the extra checks of spec §11.4, and the Python
+"""mx.profiler: MXNet's tests/python/unittest/test_profiler.py behaviours (docs/mxnet-compat.md#mxnets-tests: those that
+need no symbolic executor or custom operators), the extra acceptance checks listed there, and the Python
 front end's own behaviour (§3)."""
 import json
 import os
@@ -213,7 +213,7 @@ def test_aggregate_duplication(enable_profiler):
     del y
 
 
-# ---- spec §11.4 --------------------------------------------------------------------------------
+# ---- extra acceptance checks (docs/mxnet-compat.md#mxnets-tests) ------------------------------
 def _kinds(events):
     cats = {e.get("cat") for e in events if e.get("ph") != "M"}
     return {"operator": "operator" in cats, "api": "MXNET_C_API" in cats,
@@ -386,7 +386,7 @@ def test_api_records_exclude_profiler_control(profile_to):
     events = profile_to.finish()
     api = set(names_on_process(events, "MXNET_C_API"))
     assert {"MXImperativeInvoke", "MXNDArraySyncCopyToCPU", "MXNDArrayFree"} <= api
-    # MXNet leaves the control functions out, but not the stats print (spec §4.3)
+    # MXNet leaves the control functions out, but not the stats print (docs/mxnet-compat.md#c-api-calls)
     assert "MXAggregateProfileStatsPrint" in api
     assert not any(n.startswith(("MXSetProfiler", "MXSetProcessProfiler", "MXDump",
                                  "MXProcessProfilePause", "MXProfilePause", "MXProfileCreate",

@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "nanomx/c_api_ndarray.h"
@@ -206,6 +207,37 @@ TEST(CApiNDArray, ManyHandlesFreedInMixedOrder) {
     }
   }
   EXPECT_EQ(MXNDArrayFree(handles[1]), -1);
+}
+
+TEST(CApiNDArray, DTypeTableListsEveryTypeWithCodeNameAndSize) {
+  mx_uint n = 0;
+  const int* codes = nullptr;
+  const char** names = nullptr;
+  const mx_uint* sizes = nullptr;
+  ASSERT_OK(MXGetDTypeTable(&n, &codes, &names, &sizes));
+  const std::vector<std::tuple<int, std::string, mx_uint>> expected = {
+      {0, "float32", 4}, {1, "float64", 8}, {2, "float16", 2}, {3, "uint8", 1},
+      {4, "int32", 4},   {5, "int8", 1},    {6, "int64", 8}};
+  ASSERT_EQ(n, expected.size());
+  for (mx_uint i = 0; i < n; ++i) {
+    EXPECT_EQ(codes[i], std::get<0>(expected[i]));
+    EXPECT_EQ(names[i], std::get<1>(expected[i]));
+    EXPECT_EQ(sizes[i], std::get<2>(expected[i]));
+    // Every listed code makes an array of that type.
+    const mx_uint shape[1] = {2};
+    NDArrayHandle a = nullptr;
+    ASSERT_OK(MXNDArrayCreateEx(shape, 1, 1, 0, 0, codes[i], &a));
+    int dtype = -1;
+    ASSERT_OK(MXNDArrayGetDType(a, &dtype));
+    EXPECT_EQ(dtype, codes[i]);
+    ASSERT_OK(MXNDArrayFree(a));
+  }
+  // The arrays are the library's: a second call gives the same pointers.
+  const int* again = nullptr;
+  ASSERT_OK(MXGetDTypeTable(&n, &again, &names, &sizes));
+  EXPECT_EQ(again, codes);
+  EXPECT_EQ(MXGetDTypeTable(nullptr, &codes, &names, &sizes), -1);
+  EXPECT_NE(std::string(MXGetLastError()).find("out_size"), std::string::npos) << MXGetLastError();
 }
 
 TEST(CApiNDArray, ListsOperatorNames) {

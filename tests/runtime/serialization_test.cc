@@ -1,5 +1,6 @@
-// .params / pickle formats (spec §1.5): round trips, the golden 96-byte file, legacy blobs, and
-// clear errors (file name, byte offset, what was expected) on truncated or corrupt input.
+// .params / pickle formats (docs/mxnet-compat.md#file-formats): round trips, the golden 96-byte
+// file, legacy blobs, and clear errors (file name, byte offset, what was expected) on truncated or
+// corrupt input.
 #include <gtest/gtest.h>
 
 #include <cstdio>

@@ -12,9 +12,7 @@
 namespace {
 
 void busy_wait_us(int us) {
-  uint64_t until = nanomx::profiler::now_ticks();
-  // now_ticks() may be TSC ticks; sleeping is enough to make distinct durations.
-  (void)until;
+  // Sleeping is enough to make distinct durations.
   std::this_thread::sleep_for(std::chrono::microseconds(us));
 }
 

@@ -6,47 +6,15 @@
 #include <string>
 #include <string_view>
 
+#include "profiler/json_string.h"
+
 namespace nanomx::trace {
 
-// Appends `text` as a JSON string literal (quotes included). Control characters, quotes and
-// backslashes are escaped; '<' and '>' too, so the text is also safe inside an HTML <script>.
+// Appends `text` as a JSON string literal (quotes included), with the profiler's escaper:
+// control characters, quotes and backslashes are escaped ('\n', '\r', '\t' in their short
+// form); '<' and '>' too, so the text is also safe inside an HTML <script>.
 inline void append_json_string(std::string* out, std::string_view text) {
-  out->push_back('"');
-  for (char c : text) {
-    unsigned char u = static_cast<unsigned char>(c);
-    switch (c) {
-      case '"':
-        out->append("\\\"");
-        break;
-      case '\\':
-        out->append("\\\\");
-        break;
-      case '\n':
-        out->append("\\n");
-        break;
-      case '\r':
-        out->append("\\r");
-        break;
-      case '\t':
-        out->append("\\t");
-        break;
-      case '<':
-        out->append("\\u003c");
-        break;
-      case '>':
-        out->append("\\u003e");
-        break;
-      default:
-        if (u < 0x20) {
-          char buffer[8];
-          std::snprintf(buffer, sizeof buffer, "\\u%04x", u);
-          out->append(buffer);
-        } else {
-          out->push_back(c);
-        }
-    }
-  }
-  out->push_back('"');
+  profiler::append_json_string(out, text, {.short_escapes = true, .html_safe = true});
 }
 
 inline std::string json_string(std::string_view text) {

@@ -3,8 +3,10 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <new>
 #include <optional>
 #include <string>
 #include <vector>
@@ -28,7 +30,12 @@ constexpr const char* kUsage =
     "  nanomx-trace convert IN -o OUT          (.json <-> .json.gz, by OUT's name)\n"
     "  nanomx-trace view IN -o OUT.html\n"
     "Every command reads .json and .json.gz, object or array form, and files cut short by a "
-    "crash.\n";
+    "crash.\n"
+    "Limits (every command; see docs/nanomx-trace.md):\n"
+    "  --max-decompressed-mb N  gzip input decompressed size (default: 64x the file, at least\n"
+    "                           256; 0: no limit)\n"
+    "  --max-event-mb N         one event's JSON text (default 16)\n"
+    "  --max-events N           events per file (default 500000000)\n";
 
 class UsageError : public std::runtime_error {
  public:
@@ -42,7 +49,20 @@ struct Arguments {
   std::string sort_by = "total";
   bool ascending = false;
   std::optional<std::string> category;
+  ReadLimits limits;
 };
+
+// A flag's value: decimal digits only (no sign, spaces or suffix), at most `max`.
+uint64_t parse_count(const std::string& flag, const std::string& text, uint64_t max) {
+  bool digits = !text.empty() && text.size() <= 19 &&
+                text.find_first_not_of("0123456789") == std::string::npos;
+  uint64_t value = digits ? std::stoull(text) : 0;
+  if (!digits || value > max) {
+    throw UsageError(flag + " needs a whole number from 0 to " + std::to_string(max) + ", not \"" +
+                     text + "\"");
+  }
+  return value;
+}
 
 Arguments parse_arguments(int argc, char** argv, const std::string& command) {
   Arguments args;
@@ -65,6 +85,16 @@ Arguments parse_arguments(int argc, char** argv, const std::string& command) {
       args.ascending = true;
     } else if (command == "summary" && arg == "--category") {
       args.category = value_of(i, arg);
+    } else if (arg == "--max-decompressed-mb") {
+      // 0 lifts the cap; stored as the largest value, as the limit's "no limit".
+      uint64_t mb = parse_count(arg, value_of(i, arg), uint64_t{1} << 40);
+      args.limits.max_decompressed_bytes = mb == 0 ? UINT64_MAX : mb << 20;
+    } else if (arg == "--max-event-mb") {
+      uint64_t mb = parse_count(arg, value_of(i, arg), 4096);
+      if (mb == 0) throw UsageError("--max-event-mb must be at least 1");
+      args.limits.max_event_bytes = mb << 20;
+    } else if (arg == "--max-events") {
+      args.limits.max_events = parse_count(arg, value_of(i, arg), uint64_t{1} << 40);
     } else if (arg.size() > 1 && arg[0] == '-') {
       throw UsageError("unknown option " + arg + " for " + command);
     } else {
@@ -181,6 +211,7 @@ int main(int argc, char** argv) {
   std::string command = argv[1];
   try {
     Arguments args = parse_arguments(argc, argv, command);
+    set_read_limits(args.limits);
     if (command == "summary") return run_summary(args);
     if (command == "merge") return run_merge(args);
     if (command == "convert") return run_convert(args);
@@ -190,6 +221,13 @@ int main(int argc, char** argv) {
   } catch (const UsageError& error) {
     std::fprintf(stderr, "nanomx-trace: %s\n%s", error.what(), kUsage);
     return 2;
+  } catch (const std::bad_alloc&) {
+    // The limits keep memory near the input's size; a machine with less than that ends here.
+    std::fprintf(stderr,
+                 "nanomx-trace: out of memory while running %s; the input needs more memory "
+                 "than this machine has (see the limits in docs/nanomx-trace.md)\n",
+                 command.c_str());
+    return 1;
   } catch (const std::exception& error) {
     std::fprintf(stderr, "nanomx-trace: %s\n", error.what());
     return 1;

@@ -3,9 +3,10 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
-#include <cstdio>
 #include <set>
 #include <utility>
+
+#include "profiler/aggregate_table.h"
 
 namespace nanomx::trace {
 namespace {
@@ -76,19 +77,10 @@ double sort_key(const StatEntry& entry, SortKey sort_by) {
   return 0;
 }
 
-void append_padded(std::string* out, const std::string& text, int width, bool left) {
-  int pad = width - static_cast<int>(text.size());
-  if (!left && pad > 0) out->append(static_cast<size_t>(pad), ' ');
-  out->append(text);
-  if (left && pad > 0) out->append(static_cast<size_t>(pad), ' ');
-}
-
-std::string quote(const std::string& text) { return "\"" + text + "\""; }
-
 }  // namespace
 
 bool is_memory_category(const std::string& category) {
-  return category == "Device Storage" || category == "Pool Memory";
+  return profiler::is_memory_category(category);
 }
 
 StatTable aggregate(const TraceModel& model) {
@@ -129,14 +121,10 @@ std::vector<DisplayCategory> display_rows(const StatTable& table, SortKey sort_b
     std::vector<std::pair<double, const std::string*>> order;
     for (const auto& [name, entry] : names) {
       if (entry.kind == StatKind::kOther) continue;
-      double key = sort_key(entry, sort_by);
-      order.emplace_back(ascending ? -key : key, &name);
+      order.emplace_back(sort_key(entry, sort_by), &name);
     }
-    // A max-heap of (key, name) in MXNet: larger key first, ties by name descending.
-    std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
-      if (a.first != b.first) return a.first > b.first;
-      return *a.second > *b.second;
-    });
+    profiler::sort_in_print_order(
+        &order, ascending, [](const std::string* name) -> const std::string& { return *name; });
     for (const auto& [key, name] : order) {
       const StatEntry& entry = names.at(*name);
       DisplayRow row;
@@ -164,84 +152,41 @@ std::vector<DisplayCategory> display_rows(const StatTable& table, SortKey sort_b
 
 std::string format_fixed4(float value) {
   char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.4f", static_cast<double>(value));
-  return buffer;
+  return std::string(profiler::format_fixed4(value, buffer));
 }
 
 std::string format_significant4(float value) {
   char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.4g", static_cast<double>(value));
-  return buffer;
+  return std::string(profiler::format_general4(value, buffer));
 }
 
-std::string format_table(const std::vector<DisplayCategory>& categories) {
-  std::string out =
-      "\nProfile Statistics:\n\tNote the difference in units for different entries.\n";
+namespace {
+// The shared formatter's view of the display rows (which it must not outlive).
+struct CategoryViews {
+  std::vector<std::vector<profiler::AggregateRow>> rows;
+  std::vector<profiler::AggregateCategory> categories;
+};
+
+CategoryViews views_of(const std::vector<DisplayCategory>& categories) {
+  CategoryViews views;
+  views.rows.reserve(categories.size());
   for (const DisplayCategory& category : categories) {
-    out += category.name + "\n=================\n";
-    auto line = [&](const std::string& name, const std::string& count,
-                    const std::vector<std::string>& values) {
-      append_padded(&out, name, 25, true);
-      append_padded(&out, count, 16, false);
-      for (const std::string& value : values) {
-        out += ' ';
-        append_padded(&out, value, 16, false);
-      }
-      out += '\n';
-    };
-    if (category.memory) {
-      line("Name", "Total Count", {"Min Use  (kB)", "Max Use  (kB)", "Avg Use  (kB)"});
-      line("----", "-----------", {"-------------", "-------------", "-------------"});
-    } else {
-      line("Name", "Total Count", {"Time (ms)", "Min Time (ms)", "Max Time (ms)", "Avg Time (ms)"});
-      line("----", "-----------", {"---------", "-------------", "-------------", "-------------"});
-    }
-    for (const DisplayRow& row : category.rows) {
-      std::vector<std::string> values;
-      if (!category.memory) values.push_back(format_fixed4(row.total));
-      values.push_back(format_fixed4(row.min));
-      values.push_back(format_fixed4(row.max));
-      values.push_back(format_fixed4(row.avg));
-      line(row.name, std::to_string(row.count), values);
-    }
-    out += '\n';
+    auto& rows = views.rows.emplace_back();
+    rows.reserve(category.rows.size());
+    for (const DisplayRow& row : category.rows)
+      rows.push_back({row.name, row.count, row.total, row.min, row.max, row.avg});
+    views.categories.push_back({category.name, rows});
   }
-  return out;
+  return views;
+}
+}  // namespace
+
+std::string format_table(const std::vector<DisplayCategory>& categories) {
+  return profiler::format_aggregate_table(views_of(categories).categories);
 }
 
 std::string format_json(const std::vector<DisplayCategory>& categories) {
-  std::string time_part, memory_part;
-  bool first_time = true, first_memory = true;
-  for (const DisplayCategory& category : categories) {
-    std::string& out = category.memory ? memory_part : time_part;
-    bool& first = category.memory ? first_memory : first_time;
-    if (!first) out += "        ,\n";
-    first = false;
-    out += "        " + quote(category.name) + ": {\n";
-    bool first_row = true;
-    for (const DisplayRow& row : category.rows) {
-      if (!first_row) out += "            ,\n";
-      first_row = false;
-      out += "            " + quote(row.name) + ": {\n";
-      out += "                \"Count\": " + std::to_string(row.count) + ",\n";
-      if (!category.memory) {
-        out += "                \"Total\": " + format_significant4(row.total) + ",\n";
-      }
-      out += "                \"Min\": " + format_significant4(row.min) + ",\n";
-      out += "                \"Max\": " + format_significant4(row.max) + ",\n";
-      out += "                \"Avg\": " + format_significant4(row.avg) + "\n";
-      out += "            }\n";
-    }
-    out += "        }\n";
-  }
-  std::string out = "{\n    \"Time\": {\n";
-  out += time_part;
-  out += "    }\n    ,\n    \"Memory\": {\n";
-  out += memory_part;
-  out +=
-      "    }\n,\n    \"Unit\": {\n        \"Time\": \"ms\",\n        \"Memory\": \"kB\"\n    "
-      "}\n}\n";
-  return out;
+  return profiler::format_aggregate_json(views_of(categories).categories);
 }
 
 }  // namespace nanomx::trace

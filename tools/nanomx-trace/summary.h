@@ -1,5 +1,5 @@
 // The aggregate table of MXNet's profiler (`profiler.dumps()`), computed from a trace file:
-// the same rows, sort order, units and byte layout (shared/spec/profiler-mxnet.md §6).
+// the same rows, sort order, units and byte layout (docs/mxnet-compat.md#aggregate-statistics).
 #pragma once
 
 #include <cstdint>

@@ -11,7 +11,47 @@
 #include <utility>
 
 namespace nanomx::trace {
+
 namespace {
+ReadLimits g_limits;
+}  // namespace
+
+void set_read_limits(const ReadLimits& limits) { g_limits = limits; }
+const ReadLimits& read_limits() { return g_limits; }
+
+uint64_t decompressed_cap(uint64_t file_bytes) {
+  if (g_limits.max_decompressed_bytes != 0) return g_limits.max_decompressed_bytes;
+  uint64_t relative =
+      file_bytes > UINT64_MAX / kDecompressedRatio ? UINT64_MAX : file_bytes * kDecompressedRatio;
+  return std::max(relative, kDecompressedFloor);
+}
+
+namespace {
+
+std::string mib(uint64_t bytes) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
+  return buffer;
+}
+
+[[noreturn]] void throw_decompressed_cap(const std::string& path, uint64_t file_bytes) {
+  std::string rule = g_limits.max_decompressed_bytes != 0
+                         ? "set by --max-decompressed-mb"
+                         : std::to_string(kDecompressedRatio) + " times the " + mib(file_bytes) +
+                               " file, at least " + mib(kDecompressedFloor);
+  throw TraceError(path + ": gzip data decompresses to more than " +
+                   mib(decompressed_cap(file_bytes)) + " (the limit: " + rule +
+                   "); a gzip bomb? Raise the limit with --max-decompressed-mb N (0: no limit)");
+}
+
+[[noreturn]] void throw_too_many_events(const std::string& path, size_t offset) {
+  std::string where = offset == SIZE_MAX ? "" : ": byte " + std::to_string(offset);
+  throw TraceError(path + where + ": more than " + std::to_string(g_limits.max_events) +
+                   " events (the limit; raise it with --max-events N)");
+}
+
+[[noreturn]] void throw_not_object(const std::string& path, size_t index, size_t offset,
+                                   char found);
 
 bool is_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
@@ -24,6 +64,11 @@ std::string describe_byte(char c) {
     std::snprintf(buffer, sizeof buffer, "byte 0x%02x", u);
   }
   return buffer;
+}
+
+void throw_not_object(const std::string& path, size_t index, size_t offset, char found) {
+  throw TraceError(path + ": event " + std::to_string(index) + " (byte " + std::to_string(offset) +
+                   ") is not a JSON object: expected '{', found " + describe_byte(found));
 }
 
 // A structural scan used only when simdjson rejects the text: it finds the events array and the
@@ -165,10 +210,10 @@ EventsArrayScan scan_events_array(std::string_view text, const std::string& labe
       pos = scanner.skip_space(pos + 1);
       continue;
     }
+    if (text[pos] != '{') throw_not_object(label, scan.elements.size(), pos, text[pos]);
+    if (scan.elements.size() >= g_limits.max_events) throw_too_many_events(label, pos);
     auto end = scanner.skip_value(pos);
-    bool complete =
-        end && (*end < text.size() || text[pos] == '{' || text[pos] == '[' || text[pos] == '"');
-    if (!complete) break;  // cut inside this element
+    if (!end) break;  // cut inside this element
     scan.elements.emplace_back(pos, *end);
     scan.last_complete_end = *end;
     pos = scanner.skip_space(*end);
@@ -232,6 +277,10 @@ void read_gzip_file(const std::string& path, std::string* out, size_t* file_byte
                        " decompressed bytes: " + message);
     }
     if (n == 0) break;
+    if (out->size() + static_cast<size_t>(n) > decompressed_cap(*file_bytes)) {
+      gzclose(file);
+      throw_decompressed_cap(path, *file_bytes);
+    }
     out->append(chunk, static_cast<size_t>(n));
   }
   gzclose(file);
@@ -324,6 +373,7 @@ std::unique_ptr<LoadedTrace> parse_trace(std::string text, const std::string& la
   } else {
     throw TraceError(label + ": the top-level value is neither an object nor an array");
   }
+  if (trace->events.size() > g_limits.max_events) throw_too_many_events(label, SIZE_MAX);
   return trace;
 }
 
@@ -346,6 +396,7 @@ class ByteSource {
       gz_ = gzopen(path.c_str(), "rb");
       if (!gz_) throw TraceError(path + ": cannot open: " + std::strerror(errno));
       gzbuffer(gz_, 1 << 20);
+      cap_ = decompressed_cap(file_bytes_);
     } else {
       file_ = raw;
     }
@@ -380,6 +431,7 @@ class ByteSource {
       }
       if (n == 0) break;
       done += n;
+      if (gz_ && total_ + done > cap_) throw_decompressed_cap(path_, file_bytes_);
     }
     total_ += done;
     return done;
@@ -394,7 +446,28 @@ class ByteSource {
   gzFile gz_ = nullptr;
   size_t file_bytes_ = 0;
   size_t total_ = 0;
+  uint64_t cap_ = UINT64_MAX;  // decompressed bytes allowed (gzip only)
 };
+
+}  // namespace
+
+namespace {
+
+// "bytes B-E" of the `k`-th element of the run of whole elements text[begin, end), as offsets in
+// the JSON text (`base` is the offset of text[0]).
+std::string describe_span(const char* text, size_t begin, size_t end, size_t k, size_t base) {
+  Scanner scanner(std::string_view(text, end));
+  size_t pos = begin;
+  for (size_t i = 0;; ++i) {
+    while (pos < end && (is_space(text[pos]) || text[pos] == ',')) ++pos;
+    auto element_end = scanner.skip_value(pos);
+    if (pos >= end || !element_end) return "near byte " + std::to_string(base + begin);
+    if (i == k) {
+      return "bytes " + std::to_string(base + pos) + "-" + std::to_string(base + *element_end);
+    }
+    pos = *element_end;
+  }
+}
 
 }  // namespace
 
@@ -462,7 +535,17 @@ StreamInfo stream_events(const std::string& path, const EventCallback& on_event,
     text[end] = saved_back;
     if (error || !root.is_array()) return false;
     simdjson::dom::array events = root.get_array().value_unsafe();
-    for (simdjson::dom::element event : events) on_event(event, index++);
+    size_t first_index = index;
+    for (simdjson::dom::element event : events) {
+      if (index >= g_limits.max_events) throw_too_many_events(path, base + begin);
+      try {
+        on_event(event, index++);
+      } catch (const TraceError& bad_event) {
+        // The DOM keeps no offsets: find the event's bytes by scanning the run again.
+        throw TraceError(std::string(bad_event.what()) + " (" +
+                         describe_span(text, begin, end, index - 1 - first_index, base) + ")");
+      }
+    }
     return true;
   };
 
@@ -520,10 +603,17 @@ StreamInfo stream_events(const std::string& path, const EventCallback& on_event,
         array_ends_here = true;
         break;
       }
+      if (text[pos] != '{') throw_not_object(path, index + elements.size(), base + pos, text[pos]);
       auto end = scanner.skip_value(pos);
       bool complete =
           end && (*end < length || text[pos] == '{' || text[pos] == '[' || text[pos] == '"');
       if (!complete || (*end >= length && !eof)) break;
+      if (*end - pos > g_limits.max_event_bytes) {
+        throw TraceError(path + ": event " + std::to_string(index + elements.size()) + " (bytes " +
+                         std::to_string(base + pos) + "-" + std::to_string(base + *end) +
+                         ") is longer than " + mib(g_limits.max_event_bytes) +
+                         " (the limit on one event; raise it with --max-event-mb N)");
+      }
       elements.emplace_back(pos, *end);
       pos = *end;
     }
@@ -532,7 +622,13 @@ StreamInfo stream_events(const std::string& path, const EventCallback& on_event,
         closed = true;
         break;
       }
-      if (eof) break;                       // cut inside an element
+      if (eof) break;  // cut inside an element
+      if (length - begin > g_limits.max_event_bytes) {
+        throw TraceError(path + ": event " + std::to_string(index) + " (from byte " +
+                         std::to_string(base + begin) + ") is longer than " +
+                         mib(g_limits.max_event_bytes) +
+                         " (the limit on one event; raise it with --max-event-mb N)");
+      }
       fill(std::max(chunk_bytes, length));  // one element larger than a chunk: read more
       continue;
     }

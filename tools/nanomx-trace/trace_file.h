@@ -5,6 +5,7 @@
 #include <simdjson.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <stdexcept>
@@ -17,6 +18,29 @@ class TraceError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+
+// What the reader accepts, so that a hostile or broken file ends in a clear TraceError rather
+// than exhausting memory (docs/nanomx-trace.md, "Limits"). Process-wide: the command line sets
+// them once (--max-decompressed-mb, --max-event-mb, --max-events) before reading.
+struct ReadLimits {
+  // Decompressed bytes of a gzip file. 0 means the default rule: kDecompressedRatio times the
+  // compressed size, and never less than kDecompressedFloor. UINT64_MAX lifts the cap.
+  uint64_t max_decompressed_bytes = 0;
+  // One element of the events array (and so any name or string in it), as JSON text. The
+  // streamed reader holds one whole event in memory whatever its size.
+  uint64_t max_event_bytes = uint64_t{16} << 20;
+  // Elements of the events array.
+  uint64_t max_events = 500'000'000;
+  // "name" and "cat" of one event.
+  uint64_t max_name_bytes = uint64_t{1} << 20;
+};
+constexpr uint64_t kDecompressedRatio = 64;
+constexpr uint64_t kDecompressedFloor = uint64_t{256} << 20;
+
+void set_read_limits(const ReadLimits& limits);
+const ReadLimits& read_limits();
+// The decompressed-size cap for a gzip file of `file_bytes` under the current limits.
+uint64_t decompressed_cap(uint64_t file_bytes);
 
 // A parsed trace. The DOM (and every string_view taken from it) lives as long as this object.
 struct LoadedTrace {

@@ -48,16 +48,20 @@ bool read_number(element value, double* out) {
 }  // namespace
 
 bool read_time_ns(element value, int64_t* ns) {
+  constexpr int64_t kMax = static_cast<int64_t>(kMaxTimeUs);
   switch (value.type()) {
-    case element_type::INT64:
-      *ns = value.get_int64().value_unsafe() * 1000;
+    case element_type::INT64: {
+      int64_t us = value.get_int64().value_unsafe();
+      if (us > kMax || us < -kMax) return false;
+      *ns = us * 1000;
       return true;
+    }
     case element_type::UINT64:
-      *ns = static_cast<int64_t>(value.get_uint64().value_unsafe() * 1000);
-      return true;
+      return false;  // simdjson uses UINT64 only above INT64_MAX: out of range
     default: {
       double us;
       if (!read_number(value, &us)) return false;
+      if (!(us <= kMaxTimeUs && us >= -kMaxTimeUs)) return false;  // also NaN and infinities
       *ns = us_to_ns(us);
       return true;
     }
@@ -126,6 +130,19 @@ bool key_is(std::string_view key, const char (&literal)[N]) {
   return true;
 }
 
+// Why a "ts" or "dur" value was refused by read_time_ns.
+[[noreturn]] void throw_bad_time(element value, const char* key, size_t index,
+                                 const std::string& label) {
+  double number = 0;
+  std::string what = "is not a number";
+  if (value.type() == element_type::UINT64 || read_number(value, &number)) {
+    std::string text = simdjson::minify(value);
+    what = "is " + text.substr(0, 40) + ", out of range: expected a finite number of " +
+           "microseconds within +-4e15 (about 127 years)";
+  }
+  throw TraceError(label + ": event " + std::to_string(index) + ": \"" + key + "\" " + what);
+}
+
 void read_event(object event, size_t index, const std::string& label, RawEvent* out) {
   for (auto field : event) {
     std::string_view key = field.key;
@@ -152,10 +169,7 @@ void read_event(object event, size_t index, const std::string& label, RawEvent* 
       case 't':
         if (key_is(key, "ts")) {
           out->has_ts = read_time_ns(value, &out->ts);
-          if (!out->has_ts) {
-            throw TraceError(label + ": event " + std::to_string(index) +
-                             ": \"ts\" is not a number");
-          }
+          if (!out->has_ts) throw_bad_time(value, "ts", index, label);
         } else if (key_is(key, "tid")) {
           out->tid = value;
           out->has_tid = true;
@@ -164,10 +178,7 @@ void read_event(object event, size_t index, const std::string& label, RawEvent* 
       case 'd':
         if (key_is(key, "dur")) {
           out->has_dur = read_time_ns(value, &out->dur);
-          if (!out->has_dur) {
-            throw TraceError(label + ": event " + std::to_string(index) +
-                             ": \"dur\" is not a number");
-          }
+          if (!out->has_dur) throw_bad_time(value, "dur", index, label);
         }
         break;
       case 'i':
@@ -235,6 +246,19 @@ class ModelBuilder {
     }
     RawEvent event;
     read_event(value.get_object().value_unsafe(), index, label_, &event);
+    if (event.ph == 0) {
+      throw TraceError(label_ + ": event " + std::to_string(index) +
+                       " has no \"ph\": expected a one-letter phase string such as \"X\", "
+                       "\"B\", \"E\", \"i\" or \"M\"");
+    }
+    uint64_t max_name = read_limits().max_name_bytes;
+    if (event.name.size() > max_name || event.cat.size() > max_name) {
+      bool is_name = event.name.size() > max_name;
+      throw TraceError(label_ + ": event " + std::to_string(index) + ": \"" +
+                       (is_name ? "name" : "cat") + "\" is " +
+                       std::to_string(is_name ? event.name.size() : event.cat.size()) +
+                       " bytes long; the limit is " + std::to_string(max_name));
+    }
     if (event.ph != 'M' && event.has_ts) {
       int64_t ts = event.ts;
       int64_t end = event.ph == 'X' && event.has_dur ? ts + event.dur : ts;
@@ -282,7 +306,10 @@ class ModelBuilder {
     }
     DurationStat& stat = model_.duration_stats[found->second];
     ++stat.count;
-    stat.total_ns += slice.dur_ns;
+    // Saturates: each duration is within range, but a sum of many need not be.
+    if (__builtin_add_overflow(stat.total_ns, slice.dur_ns, &stat.total_ns)) {
+      stat.total_ns = INT64_MAX;
+    }
     stat.min_ns = std::min(stat.min_ns, slice.dur_ns);
     stat.max_ns = std::max(stat.max_ns, slice.dur_ns);
     if (options_.keep_slices) model_.slices.push_back(slice);

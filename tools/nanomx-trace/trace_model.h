@@ -148,7 +148,12 @@ inline int64_t us_to_ns(double us) {
   return static_cast<int64_t>(whole) * 1000 + rounded;
 }
 
-// A JSON number of microseconds to nanoseconds, exactly for integers. False for non-numbers.
+// The largest |ts| or |dur| accepted, in microseconds: about 127 years, so that a timestamp and
+// a duration in nanoseconds add up without overflowing int64.
+constexpr double kMaxTimeUs = 4e15;
+
+// A JSON number of microseconds to nanoseconds, exactly for integers. False for non-numbers and
+// for values that are not finite or beyond +-kMaxTimeUs.
 bool read_time_ns(simdjson::dom::element value, int64_t* ns);
 
 }  // namespace nanomx::trace

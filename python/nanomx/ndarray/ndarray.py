@@ -16,9 +16,9 @@ from ..context import Context, current_context
 __all__ = ["NDArray", "array", "empty", "zeros", "ones", "full", "save", "load", "waitall",
            "onehot_encode", "add", "subtract", "multiply", "divide"]
 
-# MXNet's type codes.
-_DTYPE_NP_TO_MX = {np.float32: 0, np.float64: 1, np.float16: 2, np.uint8: 3, np.int32: 4,
-                   np.int8: 5, np.int64: 6}
+# MXNet's type codes of the element types the library supports, asked of the library
+# (MXGetDTypeTable) so that there is one table, nanomx/dtype.h's.
+_DTYPE_NP_TO_MX = {np.dtype(name).type: code for code, name, _ in _LIB.dtype_table()}
 _DTYPE_MX_TO_NP = {code: t for t, code in _DTYPE_NP_TO_MX.items()}
 
 mx_real_t = np.float32

@@ -151,7 +151,8 @@ void unary_kernel(const ParsedParams&, std::span<const NDArray> in, std::span<co
 
 void clip_kernel(const ParsedParams& p, std::span<const NDArray> in,
                  std::span<const NDArray> outs) {
-  const auto [lo, hi] = p.get<ClipParams>();
+  const ClipParams& clip = p.get<ClipParams>();
+  const double lo = clip.lo, hi = clip.hi;  // named: clang 14 cannot capture bindings
   const NDArray& out = outs[0];
   dispatch_dtype(out.dtype(), [&](auto tag) {
     using T = decltype(tag);

@@ -39,7 +39,10 @@ Region slice_of(const ParsedParams& p, const Shape& shape, const char* arg) {
 void slice_kernel(const ParsedParams& p, std::span<const NDArray> in,
                   std::span<const NDArray> out) {
   const Region r = slice_of(p, in[0].shape(), "data");
-  auto [strides, base] = region_strides(in[0].shape(), r);
+  // Not a structured binding: clang 14 cannot capture one in the lambdas below.
+  const auto layout = region_strides(in[0].shape(), r);
+  const std::vector<int64_t>& strides = layout.first;
+  const int64_t base = layout.second;
   gather(in[0], strides, base, out[0]);
 }
 
@@ -50,7 +53,10 @@ void slice_axis_kernel(const ParsedParams& p, std::span<const NDArray> in,
   const int axis = normalize_axis(s.axis, shape.ndim(), "slice_axis");
   Region r = full_region(shape);
   slice_axis_range("slice_axis", axis, shape[axis], s.begin, s.end, 1, r);
-  auto [strides, base] = region_strides(shape, r);
+  // Not a structured binding: clang 14 cannot capture one in the lambdas below.
+  const auto layout = region_strides(shape, r);
+  const std::vector<int64_t>& strides = layout.first;
+  const int64_t base = layout.second;
   gather(in[0], strides, base, out[0]);
 }
 
@@ -63,7 +69,10 @@ void slice_assign_kernel(const ParsedParams& p, std::span<const NDArray> in,
   const NDArray& out = outs[0];
   const Region r = slice_of(p, in[0].shape(), "lhs");
   copy_if_distinct(in[0], out);
-  auto [strides, base] = region_strides(out.shape(), r);
+  // Not a structured binding: clang 14 cannot capture one in the lambdas below.
+  const auto layout = region_strides(out.shape(), r);
+  const std::vector<int64_t>& strides = layout.first;
+  const int64_t base = layout.second;
   dispatch_size(dtype_size(out.dtype()), [&](auto tag) {
     using E = decltype(tag);
     E* o = static_cast<E*>(out.data());
@@ -83,7 +92,10 @@ void slice_assign_scalar_kernel(const ParsedParams& p, std::span<const NDArray> 
   const Region r = slice_of(p, in[0].shape(), "data");
   const double scalar = p.get<SliceParams>().scalar;
   copy_if_distinct(in[0], out);
-  auto [strides, base] = region_strides(out.shape(), r);
+  // Not a structured binding: clang 14 cannot capture one in the lambdas below.
+  const auto layout = region_strides(out.shape(), r);
+  const std::vector<int64_t>& strides = layout.first;
+  const int64_t base = layout.second;
   dispatch_dtype(out.dtype(), [&](auto tag) {
     using T = decltype(tag);
     const T v = from_double<T>(scalar);
@@ -146,7 +158,10 @@ void split_kernel(const ParsedParams& p, std::span<const NDArray> in,
   r.count[static_cast<size_t>(axis)] = part;
   for (size_t k = 0; k < out.size(); ++k) {
     r.begin[static_cast<size_t>(axis)] = static_cast<int64_t>(k) * part;
-    auto [strides, base] = region_strides(src, r);
+    // Not a structured binding: clang 14 cannot capture one in the lambdas below.
+    const auto layout = region_strides(src, r);
+    const std::vector<int64_t>& strides = layout.first;
+    const int64_t base = layout.second;
     if (s.squeeze_axis) strides.erase(strides.begin() + axis);
     gather(in[0], strides, base, out[k]);
   }

@@ -1,0 +1,144 @@
+// The allocator registry, the free functions that dispatch through it, and arenas.
+#include "nanomx/storage.h"
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <bit>
+#include <string>
+
+#include "nanomx/error.h"
+#include "storage/cpu_allocator.h"
+
+namespace nanomx::storage {
+namespace {
+
+// Indexed by MXNet's device type code (1 cpu, 2 gpu, 3 cpu_pinned, 5 cpu_shared). Read without a
+// lock on every allocation; registration is rare (start-up, tests).
+constexpr size_t kTypeSlots = 8;
+using Table = std::array<std::atomic<DeviceAllocator*>, kTypeSlots>;
+
+Table& table() {
+  // Never destroyed: blocks may be released during static destruction. The CPU allocator is
+  // registered here, at first use, so that no static initialization order is involved.
+  static Table* instance = [] {
+    auto* t = new Table{};
+    for (DeviceType type : {DeviceType::kCPU, DeviceType::kCPUPinned, DeviceType::kCPUShared}) {
+      (*t)[static_cast<size_t>(type)].store(&cpu_allocator(), std::memory_order_release);
+    }
+    return t;
+  }();
+  return *instance;
+}
+
+std::string type_name(DeviceType type) {
+  const std::string s = Context{type, 0}.str();  // "gpu(0)"
+  return s.substr(0, s.find('('));
+}
+
+size_t slot_of(DeviceType type) {
+  const auto code = static_cast<size_t>(type);
+  NANOMX_CHECK(code < kTypeSlots) << "storage: invalid device type code " << code
+                                  << " (valid: 1 cpu, 2 gpu, 3 cpu_pinned, 5 cpu_shared)";
+  return code;
+}
+
+void check_alignment(size_t alignment, const char* where) {
+  NANOMX_CHECK(std::has_single_bit(alignment) && alignment <= kAlignment)
+      << where << ": alignment " << alignment << " must be a power of two of at most "
+      << kAlignment;
+}
+
+}  // namespace
+
+void register_allocator(DeviceType type, DeviceAllocator* allocator) {
+  auto& slot = table()[slot_of(type)];
+  if (allocator == nullptr) {
+    slot.store(nullptr, std::memory_order_release);
+    return;
+  }
+  DeviceAllocator* current = nullptr;
+  NANOMX_CHECK(slot.compare_exchange_strong(current, allocator, std::memory_order_acq_rel) ||
+               current == allocator)
+      << "storage: device type " << type_name(type) << " already has an allocator ("
+      << current->name() << "); cannot register " << allocator->name();
+}
+
+DeviceAllocator& allocator_for(DeviceType type) {
+  DeviceAllocator* allocator = table()[slot_of(type)].load(std::memory_order_acquire);
+  NANOMX_CHECK(allocator != nullptr)
+      << "storage: no allocator for device type " << type_name(type) << " in this build";
+  return *allocator;
+}
+
+Block allocate(size_t size, Context ctx) {
+  DeviceAllocator* allocator = table()[slot_of(ctx.dev_type)].load(std::memory_order_acquire);
+  NANOMX_CHECK(allocator != nullptr)
+      << "cannot allocate " << size << " bytes on " << ctx.str()
+      << ": no allocator for device type " << type_name(ctx.dev_type) << " in this build";
+  return allocator->allocate(size, ctx);
+}
+
+void release(Block& block) {
+  if (block.data == nullptr) return;
+  allocator_for(block.ctx.dev_type).release(block);
+}
+
+namespace {
+// Each registered allocator once (one may serve several device types).
+template <typename F>
+void for_each_allocator(F&& f) {
+  std::array<DeviceAllocator*, kTypeSlots> seen{};
+  size_t n = 0;
+  for (auto& slot : table()) {
+    DeviceAllocator* a = slot.load(std::memory_order_acquire);
+    if (a == nullptr || std::find(seen.begin(), seen.begin() + n, a) != seen.begin() + n) continue;
+    seen[n++] = a;
+    f(*a);
+  }
+}
+}  // namespace
+
+void release_pooled() {
+  for_each_allocator([](DeviceAllocator& a) { a.release_pooled(); });
+}
+
+size_t pooled_bytes() {
+  size_t total = 0;
+  for_each_allocator([&total](DeviceAllocator& a) { total += a.pooled_bytes(); });
+  return total;
+}
+
+std::shared_ptr<Arena> Arena::create(size_t planned_bytes, Context ctx) {
+  Block block = allocate(planned_bytes, ctx);
+  try {
+    return std::shared_ptr<Arena>(new Arena(block));
+  } catch (...) {
+    release(block);
+    throw;
+  }
+}
+
+Arena::~Arena() { release(block_); }
+
+void* Arena::region(size_t offset, size_t bytes, size_t alignment) const {
+  check_alignment(alignment, "arena region");
+  NANOMX_CHECK(offset % alignment == 0)
+      << "arena region: offset " << offset << " is not a multiple of its alignment " << alignment;
+  NANOMX_CHECK(offset <= block_.size && bytes <= block_.size - offset)
+      << "arena region: [" << offset << ", " << offset << " + " << bytes
+      << ") does not fit in an arena of " << block_.size << " bytes on " << block_.ctx.str();
+  if (block_.data == nullptr) return nullptr;  // an empty arena: only empty regions
+  return static_cast<char*>(block_.data) + offset;
+}
+
+size_t ArenaLayout::add(size_t bytes, size_t alignment) {
+  check_alignment(alignment, "arena layout");
+  const size_t offset = (end_ + alignment - 1) & ~(alignment - 1);
+  NANOMX_CHECK(offset >= end_ && bytes <= SIZE_MAX - offset)
+      << "arena layout: a region of " << bytes << " bytes after " << end_ << " overflows";
+  end_ = offset + bytes;
+  return offset;
+}
+
+}  // namespace nanomx::storage
