@@ -158,10 +158,7 @@ void split_kernel(const ParsedParams& p, std::span<const NDArray> in,
   r.count[static_cast<size_t>(axis)] = part;
   for (size_t k = 0; k < out.size(); ++k) {
     r.begin[static_cast<size_t>(axis)] = static_cast<int64_t>(k) * part;
-    // Not a structured binding: clang 14 cannot capture one in the lambdas below.
-    const auto layout = region_strides(src, r);
-    const std::vector<int64_t>& strides = layout.first;
-    const int64_t base = layout.second;
+    auto [strides, base] = region_strides(src, r);
     if (s.squeeze_axis) strides.erase(strides.begin() + axis);
     gather(in[0], strides, base, out[k]);
   }
