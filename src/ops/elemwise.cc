@@ -43,7 +43,25 @@ void same_shape(const std::string& op, const std::vector<std::string>& inputs, b
   for (size_t i = 0; i < n; ++i) slot(i) = merged;
 }
 
+// same_shape's common case on known shapes: every input alike, each output that shape.
+bool same_shape_known(const ParsedParams&, std::span<const Shape* const> in,
+                      std::span<Shape> out) {
+  if (in.empty()) return false;
+  const Shape& first = *in[0];
+  for (size_t i = 1; i < in.size(); ++i) {
+    if (!(*in[i] == first)) return false;
+  }
+  for (Shape& o : out) o = first;
+  return true;
+}
+
+bool broadcast_known_2(const ParsedParams&, std::span<const Shape* const> in,
+                       std::span<Shape> out) {
+  return broadcast_known(*in[0], *in[1], out[0]);
+}
+
 void register_same_shape(Registry& r, Op op, std::vector<std::string> aliases = {}) {
+  op.infer_shape_known = &same_shape_known;
   op.infer_shape = [name = op.name, inputs = op.inputs, variadic = op.variadic()](
                        const ParsedParams&, std::span<PartialShape> in,
                        std::span<PartialShape> out) {
@@ -106,6 +124,7 @@ void register_elemwise_ops(Registry& r) {
                [n](const ParsedParams&, std::span<PartialShape> in, std::span<PartialShape> out) {
                  out[0] = broadcast_shapes(n, in[0], in[1]);
                },
+           .infer_shape_known = &broadcast_known_2,
            .inplace = {{0, 0}, {1, 0}},
            .backward = {.inputs = needs_inputs ? std::vector<int>{0, 1} : std::vector<int>{}}});
   }

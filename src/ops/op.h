@@ -57,6 +57,11 @@ class ParsedParams {
     return op_ ? *op_ : kNone;
   }
   bool empty() const { return vtable_ == nullptr; }
+  // Drops any parsed struct and names `op_name`: what a call without attributes to parse holds.
+  void clear(const std::string* op_name) {
+    reset();
+    op_ = op_name;
+  }
 
   template <typename T>
   T& emplace(T value) {
@@ -147,6 +152,13 @@ using InferShapeFn = std::function<void(const ParsedParams& p, std::span<Partial
 using InferTypeFn = std::function<void(const ParsedParams& p, std::span<PartialDType> in,
                                        std::span<PartialDType> out)>;
 using ParseFn = std::function<void(const Params& attrs, ParsedParams& out)>;
+// The eager call path's shortcut for when every input shape is known (always, for arrays that
+// exist): infers straight into `out` (default shapes on entry, one per output) without building
+// PartialShape lists, through a plain function pointer. Returns false when it cannot decide alone
+// (shapes that do not fit together); the call then runs infer_shape, whose error names the
+// operator and the shapes. It must agree with infer_shape wherever it returns true.
+using InferKnownShapeFn = bool (*)(const ParsedParams& p, std::span<const Shape* const> in,
+                                   std::span<Shape> out);
 
 struct Op {
   std::string name = {};
@@ -159,6 +171,7 @@ struct Op {
   std::string num_inputs_key = {};
   ParseFn parse = {};  // absent: the operator takes no attributes worth parsing
   InferShapeFn infer_shape = {};
+  InferKnownShapeFn infer_shape_known = nullptr;  // absent: infer_shape on every call
   InferTypeFn infer_type = {};  // absent: every input and output has one dtype
   // Absent: one output. Called with the parsed attributes of the call.
   std::function<int(const ParsedParams&)> num_outputs = {};
@@ -197,6 +210,10 @@ void parse_attrs_into(const Op& op, const Attrs& attrs, size_t num_inputs, Parse
 // slots for op.outputs_of(p) outputs; known entries are constraints. After it, check complete().
 void infer_shapes(const Op& op, const ParsedParams& p, std::span<PartialShape> in,
                   std::span<PartialShape> out);
+// infer_shape_known of `op` on fully known input shapes (after the same count checks as
+// infer_shapes): false when the operator has none or it could not decide; then use infer_shapes.
+bool infer_known_shapes(const Op& op, const ParsedParams& p, std::span<const Shape* const> in,
+                        std::span<Shape> out);
 void infer_types(const Op& op, const ParsedParams& p, std::span<PartialDType> in,
                  std::span<PartialDType> out);
 

@@ -360,6 +360,10 @@ std::vector<std::string> Op::output_names_of(const ParsedParams& p) const {
 }
 
 void parse_attrs_into(const Op& op, const Attrs& attrs, size_t num_inputs, ParsedParams& out) {
+  if (attrs.empty() && !op.parse) {  // nothing to check or parse (broadcast_add, negative, ...)
+    out.clear(&op.name);
+    return;
+  }
   Params reader(op, attrs);
   if (op.variadic() && reader.has(op.num_inputs_key)) {
     const int64_t n = reader.get_int(op.num_inputs_key);
@@ -400,6 +404,12 @@ void infer_shapes(const Op& op, const ParsedParams& p, std::span<PartialShape> i
                   std::span<PartialShape> out) {
   check_counts(op, p, in.size(), out.size());
   op.infer_shape(p, in, out);
+}
+
+bool infer_known_shapes(const Op& op, const ParsedParams& p, std::span<const Shape* const> in,
+                        std::span<Shape> out) {
+  check_counts(op, p, in.size(), out.size());
+  return op.infer_shape_known != nullptr && op.infer_shape_known(p, in, out);
 }
 
 namespace {
@@ -480,6 +490,72 @@ struct Launch : base::Pooled<Launch> {
   }
 };
 
+std::string input_shape_list(std::span<const NDArray> in) {
+  std::string list;
+  for (size_t i = 0; i < in.size(); ++i) list += (i ? ", " : "") + in[i].shape().str();
+  return list;
+}
+
+// The eager fast path: every input shape is known, so an operator with infer_shape_known infers
+// into Shapes directly, and the default dtype rule (one dtype for all) is a comparison. False
+// where it cannot decide (no shortcut, a custom dtype rule, anything that disagrees): the
+// general path then infers again and reports what is wrong.
+bool infer_known(const Op& op, const ParsedParams& params, std::span<const NDArray> in,
+                 std::span<const NDArray> outputs, std::span<Shape> out_shapes,
+                 std::span<DType> out_types) {
+  if (op.infer_shape_known == nullptr || op.infer_type || in.empty()) return false;
+  const DType dtype = in[0].dtype();
+  for (const NDArray& a : in) {
+    if (a.dtype() != dtype) return false;
+  }
+  SmallVector<const Shape*, 6> in_shapes;
+  in_shapes.reserve(in.size());
+  for (const NDArray& a : in) in_shapes.push_back(&a.shape());
+  if (!op.infer_shape_known(params, in_shapes.span(), out_shapes)) return false;
+  // Given outputs were constraints of the general inference: any mismatch is reported there.
+  for (size_t j = 0; j < outputs.size(); ++j) {
+    if (outputs[j].dtype() != dtype || !(outputs[j].shape() == out_shapes[j])) return false;
+  }
+  for (DType& t : out_types) t = dtype;
+  return true;
+}
+
+// Inference on partial shapes and dtypes (any operator, any case), the given outputs as
+// constraints; throws naming the operator and the shapes when the outputs stay unknown.
+void infer_general(const Op& op, const ParsedParams& params, std::span<const NDArray> in,
+                   std::span<const NDArray> outputs, std::span<Shape> out_shapes,
+                   std::span<DType> out_types) {
+  const size_t n_in = in.size(), n_out = out_shapes.size();
+  SmallVector<PartialShape, 6> shapes;
+  SmallVector<PartialDType, 6> types;
+  shapes.reserve(n_in + n_out);
+  types.reserve(n_in + n_out);
+  for (const NDArray& a : in) {
+    shapes.emplace_back(a.shape());
+    types.emplace_back(a.dtype());
+  }
+  for (const NDArray& o : outputs) {
+    shapes.emplace_back(o.shape());
+    types.emplace_back(o.dtype());
+  }
+  for (size_t j = outputs.size(); j < n_out; ++j) {
+    shapes.emplace_back();
+    types.emplace_back();
+  }
+  const std::span<PartialShape> in_shapes = shapes.span().first(n_in);
+  const std::span<PartialShape> out_partial = shapes.span().subspan(n_in);
+  const std::span<PartialDType> out_partial_types = types.span().subspan(n_in);
+  op.infer_shape(params, in_shapes, out_partial);
+  infer_types_unchecked(op, params, types.span().first(n_in), out_partial_types);
+  for (size_t j = 0; j < n_out; ++j) {
+    NANOMX_CHECK(out_partial[j].known() && out_partial_types[j])
+        << op.name << ": cannot infer the shape and dtype of output " << j << " (got "
+        << out_partial[j] << ") from inputs " << shape_list(in_shapes);
+    out_shapes[j] = std::move(out_partial[j]).take_shape();
+    out_types[j] = *out_partial_types[j];
+  }
+}
+
 }  // namespace
 
 void invoke_into(const Op& op, std::span<const NDArray> in, const Attrs& attrs,
@@ -504,30 +580,11 @@ void invoke_into(const Op& op, std::span<const NDArray> in, const Attrs& attrs,
   for (const NDArray& o : outputs) {
     NANOMX_CHECK(!o.is_none()) << op.name << ": output is a none array (no shape, never assigned)";
   }
-  // Shapes and dtypes of the inputs then the outputs, built in place: the call path is
-  // benchmarked, so one list each and no temporaries.
   const size_t n_in = in.size();
-  SmallVector<PartialShape, 6> shapes;
-  SmallVector<PartialDType, 6> types;
-  shapes.reserve(n_in + n_out);
-  types.reserve(n_in + n_out);
-  for (const NDArray& a : in) {
-    shapes.emplace_back(a.shape());
-    types.emplace_back(a.dtype());
-  }
-  for (const NDArray& o : outputs) {
-    shapes.emplace_back(o.shape());
-    types.emplace_back(o.dtype());
-  }
-  for (size_t j = outputs.size(); j < n_out; ++j) {
-    shapes.emplace_back();
-    types.emplace_back();
-  }
-  const std::span<PartialShape> in_shapes = shapes.span().first(n_in);
-  const std::span<PartialShape> out_shapes = shapes.span().subspan(n_in);
-  const std::span<PartialDType> out_types = types.span().subspan(n_in);
-  op.infer_shape(params, in_shapes, out_shapes);
-  infer_types_unchecked(op, params, types.span().first(n_in), out_types);
+  SmallVector<Shape, 4> out_shapes(n_out);
+  SmallVector<DType, 4> out_types(n_out);
+  const bool fast = infer_known(op, params, in, outputs, out_shapes.span(), out_types.span());
+  if (!fast) infer_general(op, params, in, outputs, out_shapes.span(), out_types.span());
   const Context ctx = !outputs.empty()     ? outputs[0].ctx()
                       : !in.empty()        ? in[0].ctx()
                       : op.default_context ? op.default_context(params)
@@ -537,18 +594,15 @@ void invoke_into(const Op& op, std::span<const NDArray> in, const Attrs& attrs,
   results.clear();
   results.reserve(n_out);
   for (size_t j = 0; j < n_out; ++j) {
-    NANOMX_CHECK(out_shapes[j].known() && out_types[j])
-        << op.name << ": cannot infer the shape and dtype of output " << j << " (got "
-        << out_shapes[j] << ") from inputs " << shape_list(in_shapes);
     if (!outputs.empty()) {
       const NDArray& given = outputs[j];
-      NANOMX_CHECK(given.shape() == out_shapes[j].shape() && given.dtype() == *out_types[j])
+      NANOMX_CHECK(given.shape() == out_shapes[j] && given.dtype() == out_types[j])
           << op.name << ": output array has shape " << given.shape() << " and dtype "
           << dtype_name(given.dtype()) << ", expected shape " << out_shapes[j] << " and dtype "
-          << dtype_name(*out_types[j]) << " (inputs: " << shape_list(in_shapes) << ")";
+          << dtype_name(out_types[j]) << " (inputs: " << input_shape_list(in) << ")";
       results.push_back(given);
     } else {
-      results.emplace_back(std::move(out_shapes[j]).take_shape(), ctx, *out_types[j]);
+      results.emplace_back(std::move(out_shapes[j]), ctx, out_types[j]);
     }
   }
   // An input sharing an output's storage is safe only where the operator declares that pair in

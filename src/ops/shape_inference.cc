@@ -94,6 +94,30 @@ PartialShape broadcast_shapes(const std::string& op, const PartialShape& a, cons
   return out;
 }
 
+bool broadcast_known(const Shape& a, const Shape& b, Shape& out) {
+  if (a == b) {  // the common case: no broadcasting
+    out = a;
+    return true;
+  }
+  const int nd = std::max(a.ndim(), b.ndim());
+  // Built in a local buffer, then copied once: the result is usually inline.
+  int64_t local[Shape::kInlineDims];
+  std::vector<int64_t> heap;
+  int64_t* dims = local;
+  if (nd > Shape::kInlineDims) {
+    heap.resize(static_cast<size_t>(nd));
+    dims = heap.data();
+  }
+  for (int i = 0; i < nd; ++i) {
+    const int ia = i - (nd - a.ndim()), ib = i - (nd - b.ndim());
+    const int64_t da = ia >= 0 ? a[ia] : 1, db = ib >= 0 ? b[ib] : 1;
+    if (da != db && da != 1 && db != 1) return false;
+    dims[i] = da == 1 ? db : da;
+  }
+  out = Shape(std::span<const int64_t>(dims, static_cast<size_t>(nd)));
+  return true;
+}
+
 // MXNet's Reshape codes: 0 copy a dim, -1 infer, -2 copy the rest, -3 merge two, -4 split one.
 Shape infer_reshape(const std::vector<int64_t>& spec_in, const Shape& src_shape, bool reverse) {
   std::vector<int64_t> spec = spec_in, src = src_shape.to_vector();

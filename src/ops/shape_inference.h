@@ -62,6 +62,10 @@ std::string shape_list(std::span<const PartialShape> shapes);
 // 'rhs' B cannot be broadcast together (axis i: a vs b)".
 PartialShape broadcast_shapes(const std::string& op, const PartialShape& a, const PartialShape& b);
 
+// broadcast_shapes for known shapes, into `out`; false (and `out` unspecified) when they cannot
+// be broadcast, for the caller to fall back to broadcast_shapes and its message.
+bool broadcast_known(const Shape& a, const Shape& b, Shape& out);
+
 // MXNet's Reshape shape inference (codes 0, -1, -2, -3, -4; `reverse` matches from the right).
 // Throws naming both shapes.
 Shape infer_reshape(const std::vector<int64_t>& spec, const Shape& src, bool reverse);

@@ -68,11 +68,16 @@ class SmallVector {
     std::uninitialized_value_construct_n(data() + size_, n - size_);
     size_ = n;
   }
-  void push_back(T value) {
-    if (size_ == capacity_) reserve(capacity_ * 2);
-    new (data() + size_) T(std::move(value));
-    ++size_;
+  // Copies or moves straight into place (no by-value temporary: NDArray copies are not free).
+  void push_back(const T& value) {
+    if (size_ == capacity_) {  // `value` may live in the buffer that growing frees
+      T copy(value);
+      emplace_back(std::move(copy));
+      return;
+    }
+    emplace_back(value);
   }
+  void push_back(T&& value) { emplace_back(std::move(value)); }
   template <typename... A>
   T& emplace_back(A&&... args) {
     if (size_ == capacity_) reserve(capacity_ * 2);
