@@ -44,8 +44,7 @@ void same_shape(const std::string& op, const std::vector<std::string>& inputs, b
 }
 
 // same_shape's common case on known shapes: every input alike, each output that shape.
-bool same_shape_known(const ParsedParams&, std::span<const Shape* const> in,
-                      std::span<Shape> out) {
+bool same_shape_known(const ParsedParams&, std::span<const Shape* const> in, std::span<Shape> out) {
   if (in.empty()) return false;
   const Shape& first = *in[0];
   for (size_t i = 1; i < in.size(); ++i) {

@@ -172,7 +172,7 @@ struct Op {
   ParseFn parse = {};  // absent: the operator takes no attributes worth parsing
   InferShapeFn infer_shape = {};
   InferKnownShapeFn infer_shape_known = nullptr;  // absent: infer_shape on every call
-  InferTypeFn infer_type = {};  // absent: every input and output has one dtype
+  InferTypeFn infer_type = {};                    // absent: every input and output has one dtype
   // Absent: one output. Called with the parsed attributes of the call.
   std::function<int(const ParsedParams&)> num_outputs = {};
   // Output names (absent: "output", or "output0".. for several).
