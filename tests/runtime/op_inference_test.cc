@@ -296,5 +296,145 @@ TEST(MultiOutputInvoke, AddNWithManyInputsAndAliasing) {
   EXPECT_EQ(values_of<float>(a), (std::vector<float>{2, 4}));
 }
 
+// ---- the eager shortcut on known shapes ------------------------------------------------------
+
+// Attributes an operator with required ones can be parsed with.
+ParsedParams parse_some(const Op& op, size_t num_inputs) {
+  for (const Attrs& attrs : {Attrs{}, Attrs{{"scalar", "2"}}, Attrs{{"a_min", "0"}, {"a_max", "1"}},
+                             Attrs{{"dtype", "float16"}}}) {
+    try {
+      return parse_attrs(op, attrs, num_inputs);
+    } catch (const Error&) {
+    }
+  }
+  ADD_FAILURE() << op.name << ": no attribute set parses";
+  return ParsedParams(&op.name);
+}
+
+TEST(KnownShapeInference, AgreesWithPartialInferenceForEveryOperatorThatHasIt) {
+  const std::vector<std::vector<Shape>> cases = {{Shape{2, 3}},
+                                                 {Shape{}},
+                                                 {Shape{0, 4}},
+                                                 {Shape{2, 3}, Shape{2, 3}},
+                                                 {Shape{2, 1, 3}, Shape{4, 3}},
+                                                 {Shape{5}, Shape{}},
+                                                 {Shape{2, 3}, Shape{4, 3}},
+                                                 {Shape{1, 2, 3, 4, 5, 6, 7, 8}, Shape{8}},
+                                                 {Shape{1, 2, 3, 4, 5, 6, 7, 8}, Shape{2, 1, 1}},
+                                                 {Shape{3}, Shape{3}, Shape{3}},
+                                                 {Shape{3}, Shape{3}, Shape{4}}};
+  int with_shortcut = 0, decided = 0, declined = 0;
+  for (const std::string& name : list_op_names()) {
+    const Op& op = get_op(name);
+    if (op.infer_shape_known == nullptr) continue;
+    ++with_shortcut;
+    for (const std::vector<Shape>& in : cases) {
+      if (op.variadic() ? in.empty() : in.size() != op.inputs.size()) continue;
+      const ParsedParams p = parse_some(op, in.size());
+      const size_t n_out = static_cast<size_t>(op.outputs_of(p));
+      std::vector<const Shape*> ptrs;
+      for (const Shape& s : in) ptrs.push_back(&s);
+      std::vector<Shape> known(n_out);
+      std::vector<PartialShape> partial_in(in.begin(), in.end()), partial_out(n_out);
+      if (infer_known_shapes(op, p, ptrs, known)) {
+        ++decided;
+        infer_shapes(op, p, partial_in, partial_out);
+        for (size_t j = 0; j < n_out; ++j) {
+          EXPECT_EQ(PartialShape(known[j]), partial_out[j]) << name << " " << shape_list(in);
+        }
+      } else {
+        // Declining is for inputs the general inference rejects (and names in its message).
+        ++declined;
+        const std::string msg = error_of([&] { infer_shapes(op, p, partial_in, partial_out); });
+        EXPECT_NE(msg.find(op.name), std::string::npos) << name << " " << shape_list(in);
+      }
+    }
+  }
+  // The eager path's common operators take the shortcut.
+  for (const char* name : {"broadcast_add", "broadcast_mul", "_plus_scalar", "_rdiv_scalar",
+                           "negative", "clip", "add_n"}) {
+    EXPECT_NE(get_op(name).infer_shape_known, nullptr) << name;
+  }
+  EXPECT_GT(with_shortcut, 10);
+  EXPECT_GT(decided, 20);
+  EXPECT_GT(declined, 3);
+  // An operator without a shortcut declines, after the same count checks as infer_shapes.
+  const Op& dot = get_op("dot");
+  const ParsedParams p = parse_attrs(dot, {}, 2);
+  const Shape a{2, 3}, b{3, 4};
+  std::vector<const Shape*> ptrs = {&a, &b};
+  std::vector<Shape> out(1);
+  EXPECT_FALSE(infer_known_shapes(dot, p, ptrs, out));
+  ptrs.pop_back();
+  EXPECT_NE(error_of([&] { infer_known_shapes(dot, p, ptrs, out); }).find("dot: expected 2"),
+            std::string::npos);
+}
+
+TEST(KnownShapeInference, BroadcastKnown) {
+  Shape out;
+  ASSERT_TRUE(broadcast_known(Shape{2, 1, 3}, Shape{4, 3}, out));
+  EXPECT_EQ(out, (Shape{2, 4, 3}));
+  ASSERT_TRUE(broadcast_known(Shape{}, Shape{5}, out));
+  EXPECT_EQ(out, (Shape{5}));
+  ASSERT_TRUE(broadcast_known(Shape{0, 1}, Shape{1, 7}, out));
+  EXPECT_EQ(out, (Shape{0, 7}));
+  // More dimensions than a shape keeps inline.
+  ASSERT_TRUE(broadcast_known(Shape{2, 1, 1, 1, 1, 1, 1, 9}, Shape{3, 1}, out));
+  EXPECT_EQ(out, (Shape{2, 1, 1, 1, 1, 1, 3, 9}));
+  EXPECT_FALSE(broadcast_known(Shape{2, 3}, Shape{4, 3}, out));
+}
+
+// The eager call takes the shortcut where it can; where inputs or given outputs disagree, the
+// messages are the general inference's, as before the shortcut existed.
+TEST(KnownShapeInference, EagerMessagesAreTheGeneralOnes) {
+  const NDArray a = make<float>(Shape{2, 3}, {1, 2, 3, 4, 5, 6});
+  const NDArray b = make<float>(Shape{4, 3}, std::vector<float>(12, 1));
+  const NDArray row = make<float>(Shape{3}, {10, 20, 30});
+  EXPECT_EQ(values_of<float>(invoke("broadcast_add", std::vector<NDArray>{a, row})[0]),
+            (std::vector<float>{11, 22, 33, 14, 25, 36}));
+  std::string msg = error_of([&] { invoke("broadcast_add", std::vector<NDArray>{a, b}); });
+  EXPECT_NE(msg.find("broadcast_add: shapes of 'lhs' (2,3) and 'rhs' (4,3) cannot be broadcast"),
+            std::string::npos)
+      << msg;
+  const NDArray i = make<int32_t>(Shape{2, 3}, {1, 2, 3, 4, 5, 6});
+  msg = error_of([&] { invoke("broadcast_add", std::vector<NDArray>{a, i}); });
+  EXPECT_NE(msg.find("broadcast_add: 'lhs' has dtype float32 but 'rhs' has int32"),
+            std::string::npos)
+      << msg;
+  // A given output of another shape: the elementwise rule names it as a constraint...
+  const std::vector<NDArray> wrong = {NDArray(Shape{3, 2}, Context::cpu(0))};
+  msg = error_of([&] { invoke("negative", std::vector<NDArray>{a}, {}, wrong); });
+  EXPECT_NE(msg.find("negative: shapes of 'data' (2,3) and the output (3,2) differ"),
+            std::string::npos)
+      << msg;
+  // ...broadcasting overwrites it, and the check of given outputs names both.
+  msg = error_of([&] { invoke("broadcast_add", std::vector<NDArray>{a, row}, {}, wrong); });
+  EXPECT_NE(msg.find("broadcast_add: output array has shape (3,2) and dtype float32, expected "
+                     "shape (2,3) and dtype float32 (inputs: (2,3), (3,))"),
+            std::string::npos)
+      << msg;
+  const std::vector<NDArray> wrong_type = {NDArray(Shape{2, 3}, Context::cpu(0), DType::kInt32)};
+  msg = error_of([&] { invoke("negative", std::vector<NDArray>{a}, {}, wrong_type); });
+  EXPECT_NE(msg.find("negative: 'data' has dtype float32 but the output has int32"),
+            std::string::npos)
+      << msg;
+  // A given output that fits takes the shortcut and receives the result.
+  const std::vector<NDArray> fits = {NDArray(Shape{2, 3}, Context::cpu(0))};
+  invoke("_plus_scalar", std::vector<NDArray>{a}, {{"scalar", "1"}}, fits);
+  EXPECT_EQ(values_of<float>(fits[0]), (std::vector<float>{2, 3, 4, 5, 6, 7}));
+}
+
+TEST(SmallVector, PushBackOfItsOwnElementWhileGrowing) {
+  SmallVector<std::string, 2> v;
+  v.push_back(std::string(40, 'a'));  // longer than the inline string buffer
+  v.push_back(std::string(40, 'b'));
+  v.push_back(v[0]);  // grows: the copy is made before the old buffer goes
+  ASSERT_EQ(v.size(), 3u);
+  EXPECT_EQ(v[2], std::string(40, 'a'));
+  std::string moved(40, 'c');
+  v.push_back(std::move(moved));
+  EXPECT_EQ(v[3], std::string(40, 'c'));
+}
+
 }  // namespace
 }  // namespace nanomx::ops
