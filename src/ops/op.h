@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdlib>
 #include <functional>
 #include <new>
 #include <optional>
@@ -78,8 +79,10 @@ class ParsedParams {
   // The struct the operator's parser made; asking for another type is a bug in the operator.
   template <typename T>
   const T& get() const {
-    NANOMX_CHECK(vtable_ != nullptr && vtable_->tag == tag<T>())
-        << op() << ": internal error: parsed attributes read as the wrong type";
+    // Every kernel call reads its attributes here: the check stays two loads and a compare,
+    // the message out of line.
+    if (vtable_ == nullptr || vtable_->tag != tag<T>()) [[unlikely]]
+      wrong_type();
     return *static_cast<const T*>(ptr_);
   }
 
@@ -114,6 +117,10 @@ class ParsedParams {
       [](const void* src, void*) -> void* { return new T(*static_cast<const T*>(src)); },
       [](void* src, void*) -> void* { return new T(std::move(*static_cast<T*>(src))); }};
 
+  [[noreturn, gnu::noinline, gnu::cold]] void wrong_type() const {
+    NANOMX_THROW() << op() << ": internal error: parsed attributes read as the wrong type";
+    std::abort();  // unreachable: the line above throws
+  }
   void reset() {
     if (vtable_) vtable_->destroy(ptr_);
     vtable_ = nullptr;

@@ -4,6 +4,9 @@
 // several outputs and any number of inputs.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -434,6 +437,46 @@ TEST(SmallVector, PushBackOfItsOwnElementWhileGrowing) {
   std::string moved(40, 'c');
   v.push_back(std::move(moved));
   EXPECT_EQ(v[3], std::string(40, 'c'));
+}
+
+// Floats in attributes read through from_chars where it applies: the same values as strtod,
+// bit for bit, and the same forms accepted and rejected.
+TEST(AttributeParsing, FloatsAsStrtodReadsThem) {
+  const Op& op = get_op("_plus_scalar");
+  for (const char* text : {"1.0",
+                           "-0.5",
+                           "0",
+                           "-0",
+                           "1e-08",
+                           "3.141592653589793",
+                           "0.1",
+                           "1e308",
+                           "4.9e-324",
+                           "2.2250738585072014e-308",
+                           "1e400",
+                           "-1e-400",
+                           " 2.5 ",
+                           "+1.5",
+                           "0x1p3",
+                           ".5",
+                           "5.",
+                           "1E5",
+                           "inf",
+                           "-inf",
+                           "+inf",
+                           "Infinity",
+                           "123456789012345678901234567890"}) {
+    const Attrs attrs = {{"scalar", text}};
+    const Params p(op, attrs);
+    const double got = p.get_float("scalar");
+    const double want = std::strtod(text, nullptr);
+    EXPECT_EQ(std::memcmp(&got, &want, sizeof(double)), 0) << text << ": " << got << " vs " << want;
+  }
+  EXPECT_TRUE(std::isnan(Params(op, {{"scalar", "nan"}}).get_float("scalar")));
+  for (const char* bad : {"", "  ", "1.0x", "abc", "1,5", "--1"}) {
+    const std::string msg = error_of([&] { Params(op, {{"scalar", bad}}).get_float("scalar"); });
+    EXPECT_NE(msg.find("is not a number"), std::string::npos) << bad << ": " << msg;
+  }
 }
 
 }  // namespace
