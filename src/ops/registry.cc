@@ -525,10 +525,19 @@ bool infer_known(const Op& op, const ParsedParams& params, std::span<const NDArr
   for (const NDArray& a : in) {
     if (a.dtype() != dtype) return false;
   }
-  SmallVector<const Shape*, 6> in_shapes;
-  in_shapes.reserve(in.size());
-  for (const NDArray& a : in) in_shapes.push_back(&a.shape());
-  if (!op.infer_shape_known(params, in_shapes.span(), out_shapes)) return false;
+  // The pointers on the stack for a few inputs (every call passes here), on the heap for more.
+  constexpr size_t kLocal = 6;
+  const Shape* local[kLocal];
+  std::unique_ptr<const Shape*[]> heap;
+  const Shape** ptrs = local;
+  if (in.size() > kLocal) {
+    heap = std::make_unique<const Shape*[]>(in.size());
+    ptrs = heap.get();
+  }
+  for (size_t i = 0; i < in.size(); ++i) ptrs[i] = &in[i].shape();
+  if (!op.infer_shape_known(params, std::span<const Shape* const>(ptrs, in.size()), out_shapes)) {
+    return false;
+  }
   // Given outputs were constraints of the general inference: any mismatch is reported there.
   for (size_t j = 0; j < outputs.size(); ++j) {
     if (outputs[j].dtype() != dtype || !(outputs[j].shape() == out_shapes[j])) return false;
