@@ -1,6 +1,7 @@
 // Imperative operators: a registry keyed by MXNet's operator names. Each operator parses its
-// string attributes (as MXImperativeInvoke receives them), infers the output shape and dtype,
-// and pushes its CPU kernel to the engine, named after the operator.
+// string attributes (as MXImperativeInvoke receives them), infers its outputs' shapes and
+// dtypes, and pushes the kernel for the outputs' device to the engine, named after the operator
+// (docs/runtime.md, "Operators").
 #pragma once
 
 #include <cstdint>
@@ -19,7 +20,7 @@ namespace nanomx::ops {
 
 using Attrs = std::vector<std::pair<std::string, std::string>>;
 
-struct Op;  // defined in src/ops/registry.h
+struct Op;  // defined in src/ops/op.h
 
 // The operator registered under `name` (or an alias); null when there is none.
 const Op* find_op(std::string_view name);
@@ -29,13 +30,15 @@ const Op& get_op(std::string_view name);
 std::vector<std::string> list_op_names();
 const std::string& op_name(const Op& op);
 
-// Runs op on inputs. With `outputs` empty the result is a new array; with one output array
-// the result is written into it (its shape and dtype must be what the op produces) and the
-// same array is returned. Throws, on the calling thread, for bad inputs or attributes; a
-// kernel failure is raised by the next wait on the output (see engine.h).
+// Runs op on inputs and returns every output (SliceChannel has several). With `outputs` empty
+// the results are new arrays; otherwise there is one output array per result, written into
+// (their shapes and dtypes must be what the op produces) and returned. Throws, on the calling
+// thread, for bad inputs or attributes; a kernel failure is raised by the next wait on the output
+// (see engine.h).
 std::vector<NDArray> invoke(const Op& op, std::span<const NDArray> inputs, const Attrs& attrs,
                             std::span<const NDArray> outputs = {});
-// As invoke, returning the one result (every operator has one) without a vector around it.
+// As invoke, for an operator with one output: that result without a vector around it. Throws,
+// before running anything, for an operator with several outputs.
 NDArray invoke_one(const Op& op, std::span<const NDArray> inputs, const Attrs& attrs,
                    std::span<const NDArray> outputs = {});
 std::vector<NDArray> invoke(std::string_view name, std::span<const NDArray> inputs,

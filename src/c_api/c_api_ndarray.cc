@@ -88,20 +88,17 @@ const nanomx::ops::Op& op_of(AtomicSymbolCreator creator, const char* function) 
   return *ops_table().get(creator, function, "op handle");
 }
 
-// Up to N arrays on the stack, more on the heap: the array lists of one C call.
+// Up to N arrays on the stack, more on the heap: the array lists of one C call (only the
+// arrays in use are constructed).
 template <size_t N>
 class ArrayList {
  public:
-  explicit ArrayList(size_t n) : n_(n) {
-    if (n > N) heap_.resize(n);
-  }
-  NDArray& operator[](size_t i) { return n_ > N ? heap_[i] : inline_[i]; }
-  std::span<const NDArray> span() const { return {n_ > N ? heap_.data() : inline_.data(), n_}; }
+  explicit ArrayList(size_t n) : list_(n) {}
+  NDArray& operator[](size_t i) { return list_[i]; }
+  std::span<const NDArray> span() const { return list_.span(); }
 
  private:
-  size_t n_;
-  std::array<NDArray, N> inline_;
-  std::vector<NDArray> heap_;
+  nanomx::ops::SmallVector<NDArray, N> list_;
 };
 
 thread_local std::vector<int> shape_buffer;
@@ -113,7 +110,8 @@ thread_local std::vector<std::string> load_names;
 thread_local std::vector<const char*> load_name_pointers;
 thread_local std::vector<std::string> op_names;
 thread_local std::vector<const char*> op_name_pointers;
-thread_local NDArrayHandle invoke_output = nullptr;  // trivial: no per-access TLS init check
+thread_local NDArrayHandle invoke_output = nullptr;      // trivial: no per-access TLS init check
+thread_local std::vector<NDArrayHandle> invoke_outputs;  // operators with several outputs
 thread_local nanomx::ops::Attrs invoke_attrs;
 thread_local std::vector<const char*> info_names;
 thread_local std::vector<const char*> info_types;
@@ -413,7 +411,7 @@ int MXSymbolGetAtomicSymbolInfo(AtomicSymbolCreator creator, const char** name,
   info_descriptions.clear();
   for (const std::string& input : op.inputs) {
     info_names.push_back(input.c_str());
-    info_types.push_back("NDArray-or-Symbol");
+    info_types.push_back(op.variadic() ? "NDArray-or-Symbol[]" : "NDArray-or-Symbol");
     info_descriptions.push_back("input array");
   }
   for (const std::string& key : op.keys) {
@@ -427,7 +425,7 @@ int MXSymbolGetAtomicSymbolInfo(AtomicSymbolCreator creator, const char** name,
   *arg_names = info_names.data();
   *arg_type_infos = info_types.data();
   *arg_descriptions = info_descriptions.data();
-  *key_var_num_args = "";
+  *key_var_num_args = op.num_inputs_key.c_str();
   if (return_type != nullptr) *return_type = "NDArray-or-Symbol";
   NANOMX_API_END();
 }
@@ -447,7 +445,7 @@ int MXImperativeInvoke(AtomicSymbolCreator creator, int num_inputs, NDArrayHandl
     check_not_null(param_vals, "MXImperativeInvoke", "param_vals");
   }
   const auto& op = op_of(creator, "MXImperativeInvoke");
-  ArrayList<nanomx::ops::kMaxInputs> in(static_cast<size_t>(num_inputs));
+  ArrayList<4> in(static_cast<size_t>(num_inputs));
   arrays_of(inputs, static_cast<size_t>(num_inputs), "MXImperativeInvoke", in);
   // The attribute list is kept per thread so that its strings' buffers are reused.
   static const nanomx::ops::Attrs kNoAttrs;
@@ -464,14 +462,20 @@ int MXImperativeInvoke(AtomicSymbolCreator creator, int num_inputs, NDArrayHandl
     attrs = &kept;
   }
   const size_t num_given = *outputs != nullptr ? static_cast<size_t>(std::max(*num_outputs, 0)) : 0;
-  ArrayList<1> given(num_given);
+  ArrayList<4> given(num_given);
   if (num_given > 0) arrays_of(*outputs, num_given, "MXImperativeInvoke", given);
-  NDArray result = nanomx::ops::invoke_one(op, in.span(), *attrs, given.span());
+  nanomx::ops::OutputList results;
+  nanomx::ops::invoke_into(op, in.span(), *attrs, given.span(), results);
   if (*outputs == nullptr) {
-    NDArrayHandle* output = &invoke_output;
-    *output = new_handle(std::move(result));
-    *num_outputs = 1;
-    *outputs = output;
+    // The list is this thread's, valid until its next call (as MXNet's).
+    NDArrayHandle* list = &invoke_output;
+    if (results.size() > 1) {
+      invoke_outputs.resize(results.size());
+      list = invoke_outputs.data();
+    }
+    for (size_t j = 0; j < results.size(); ++j) list[j] = new_handle(std::move(results[j]));
+    *num_outputs = static_cast<int>(results.size());
+    *outputs = list;
   }
   NANOMX_API_END();
 }

@@ -2,13 +2,16 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cctype>
 #include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <sstream>
 
 #include "base/object_pool.h"
@@ -17,15 +20,42 @@
 namespace nanomx::ops {
 namespace {
 
+// Kernel slots per operator: cpu (cpu_pinned and cpu_shared run cpu's kernels) and gpu.
+constexpr size_t kDeviceSlots = 2;
+
+size_t device_slot(DeviceType device) { return device == DeviceType::kGPU ? 1 : 0; }
+
+const char* device_name(DeviceType device) {
+  switch (device) {
+    case DeviceType::kGPU:
+      return "gpu";
+    case DeviceType::kCPUPinned:
+      return "cpu_pinned";
+    case DeviceType::kCPUShared:
+      return "cpu_shared";
+    default:
+      return "cpu";
+  }
+}
+
 struct Table {
   std::vector<std::unique_ptr<Op>> ops;
   std::map<std::string, Op*, std::less<>> by_name;
+  // Row op.index, column device_slot: read without a lock on every call, written under
+  // kernel_mutex (kernels are owned by `kernels` and never freed).
+  std::unique_ptr<std::atomic<const Kernel*>[]> kernel_table;
+  std::mutex kernel_mutex;
+  std::vector<std::unique_ptr<Kernel>> kernels;
 };
 
 Table* building = nullptr;
+// The table's kernel slots, set once while it is built (before any Op can be looked up), so the
+// call path reads a kernel with one load.
+std::atomic<const Kernel*>* kernel_slots = nullptr;
 
 Table& build_table() {
-  static Table t;
+  // Never destroyed: operations still pending at exit run its kernels after static destructors.
+  static Table& t = *new Table;
   building = &t;
   Registry r;
   register_elemwise_ops(r);
@@ -34,6 +64,10 @@ Table& build_table() {
   register_dot_ops(r);
   register_index_ops(r);
   register_random_ops(r);
+  t.kernel_table = std::make_unique<std::atomic<const Kernel*>[]>(t.ops.size() * kDeviceSlots);
+  for (size_t i = 0; i < t.ops.size() * kDeviceSlots; ++i) t.kernel_table[i] = nullptr;
+  kernel_slots = t.kernel_table.get();
+  register_cpu_kernels();
   building = nullptr;
   return t;
 }
@@ -42,6 +76,9 @@ Table& table() {
   static Table& t = build_table();
   return t;
 }
+
+// The table, also while it is being built (the kernel files register through this).
+Table& current_table() { return building != nullptr ? *building : table(); }
 
 std::string trim(std::string_view s) {
   size_t b = 0, e = s.size();
@@ -68,9 +105,11 @@ Op& Registry::add(Op op, std::vector<std::string> aliases) {
   Table& t = *building;
   auto owned = std::make_unique<Op>(std::move(op));
   Op* p = owned.get();
-  NANOMX_CHECK(p->inputs.size() <= kMaxInputs)
-      << "operator '" << p->name << "' has " << p->inputs.size() << " inputs (at most "
-      << kMaxInputs << ")";
+  NANOMX_CHECK(!p->variadic() || p->inputs.size() == 1)
+      << "variadic operator '" << p->name << "' needs exactly one input name";
+  NANOMX_CHECK(static_cast<bool>(p->infer_shape))
+      << "operator '" << p->name << "' has no shape inference";
+  p->index = t.ops.size();
   const std::string& engine_name = p->engine_name.empty() ? p->name : p->engine_name;
   p->engine_name = engine_name;
   p->engine_name_id = profiler::intern(p->engine_name);
@@ -83,7 +122,7 @@ Op& Registry::add(Op op, std::vector<std::string> aliases) {
 }
 
 const Op* find_op(std::string_view name) {
-  Table& t = table();
+  Table& t = current_table();
   auto it = t.by_name.find(name);
   return it == t.by_name.end() ? nullptr : it->second;
 }
@@ -143,6 +182,22 @@ double Params::get_float(std::string_view key, std::optional<double> fallback) c
   if (!v) {
     if (fallback) return *fallback;
     v = require(key);
+  }
+  {
+    // The common text (Python's repr of a float, "1.0", "-0.5", "1e-08") through from_chars:
+    // correctly rounded like strtod, at a fraction of its cost. Anything else (a '+', hex,
+    // out of range) takes strtod's path below, as before.
+    std::string_view view = *v;
+    while (!view.empty() && std::isspace(static_cast<unsigned char>(view.front()))) {
+      view.remove_prefix(1);
+    }
+    while (!view.empty() && std::isspace(static_cast<unsigned char>(view.back()))) {
+      view.remove_suffix(1);
+    }
+    double d = 0;
+    const char* end = view.data() + view.size();
+    const auto [ptr, ec] = std::from_chars(view.data(), end, d);
+    if (!view.empty() && ec == std::errc() && ptr == end) return d;
   }
   std::string t = trim(*v);
   if (t == "inf" || t == "+inf") return INFINITY;
@@ -255,12 +310,6 @@ Shape Params::get_shape(std::string_view key) const {
   return Shape(*dims);
 }
 
-std::string shape_list(std::span<const NDArray> in) {
-  std::ostringstream os;
-  for (size_t i = 0; i < in.size(); ++i) os << (i ? ", " : "") << in[i].shape();
-  return os.str();
-}
-
 Context parse_ctx(const Params& p) {
   if (!p.has("ctx")) return Context::cpu(0);
   const std::string text = p.get_string("ctx");
@@ -282,111 +331,367 @@ Context parse_ctx(const Params& p) {
   return make_context(type, static_cast<int>(*id));
 }
 
+// ---- kernels --------------------------------------------------------------------------------
+
+void register_kernel(std::string_view name, DeviceType device, Kernel kernel) {
+  Table& t = current_table();
+  const Op* op = find_op(name);
+  NANOMX_CHECK(op != nullptr) << "register_kernel: unknown operator '" << name << "'";
+  NANOMX_CHECK(static_cast<bool>(kernel))
+      << "register_kernel: empty kernel for '" << op->name << "' on " << device_name(device);
+  std::lock_guard lock(t.kernel_mutex);
+  std::atomic<const Kernel*>& slot = t.kernel_table[op->index * kDeviceSlots + device_slot(device)];
+  NANOMX_CHECK(slot.load(std::memory_order_relaxed) == nullptr)
+      << "register_kernel: '" << op->name << "' already has a " << device_name(device) << " kernel";
+  t.kernels.push_back(std::make_unique<Kernel>(std::move(kernel)));
+  slot.store(t.kernels.back().get(), std::memory_order_release);
+}
+
+const Kernel* find_kernel(const Op& op, DeviceType device) {
+  return kernel_slots[op.index * kDeviceSlots + device_slot(device)].load(
+      std::memory_order_acquire);
+}
+
+const Kernel& get_kernel(const Op& op, DeviceType device) {
+  const Kernel* kernel = find_kernel(op, device);
+  if (kernel != nullptr) return *kernel;
+  std::string registered;
+  for (DeviceType d : {DeviceType::kCPU, DeviceType::kGPU}) {
+    if (find_kernel(op, d) != nullptr)
+      registered += (registered.empty() ? "" : ", ") + std::string(device_name(d));
+  }
+  NANOMX_THROW() << op.name << ": no kernel for device " << device_name(device)
+                 << " (registered: " << (registered.empty() ? "none" : registered) << ")";
+  std::abort();  // unreachable: the line above throws
+}
+
+// ---- definition helpers ---------------------------------------------------------------------
+
+std::vector<std::string> Op::output_names_of(const ParsedParams& p) const {
+  if (output_names) return output_names(p);
+  const int n = outputs_of(p);
+  if (n == 1) return {"output"};
+  std::vector<std::string> names;
+  for (int i = 0; i < n; ++i) names.push_back("output" + std::to_string(i));
+  return names;
+}
+
+void parse_attrs_into(const Op& op, const Attrs& attrs, size_t num_inputs, ParsedParams& out) {
+  if (attrs.empty() && !op.parse) {  // nothing to check or parse (broadcast_add, negative, ...)
+    out.clear(&op.name);
+    return;
+  }
+  Params reader(op, attrs);
+  if (op.variadic() && reader.has(op.num_inputs_key)) {
+    const int64_t n = reader.get_int(op.num_inputs_key);
+    NANOMX_CHECK(n == static_cast<int64_t>(num_inputs))
+        << op.name << ": attribute '" << op.num_inputs_key << "' = " << n << " but " << num_inputs
+        << " input(s) given";
+  }
+  out = ParsedParams(&op.name);
+  if (op.parse) op.parse(reader, out);
+}
+
+ParsedParams parse_attrs(const Op& op, const Attrs& attrs, size_t num_inputs) {
+  ParsedParams parsed;
+  parse_attrs_into(op, attrs, num_inputs, parsed);
+  return parsed;
+}
+
+namespace {
+
+std::string input_name(const Op& op, size_t i) {
+  if (op.variadic()) return op.inputs[0] + "[" + std::to_string(i) + "]";
+  return i < op.inputs.size() ? op.inputs[i] : "input " + std::to_string(i);
+}
+
+void check_counts(const Op& op, const ParsedParams& p, size_t num_in, size_t num_out) {
+  NANOMX_CHECK(op.variadic() ? num_in >= 1 : num_in == op.inputs.size())
+      << op.name << ": expected "
+      << (op.variadic() ? "at least 1" : std::to_string(op.inputs.size())) << " input(s), got "
+      << num_in;
+  const int n = op.outputs_of(p);
+  NANOMX_CHECK(num_out == static_cast<size_t>(n))
+      << op.name << ": " << num_out << " output slot(s) given, the operator has " << n;
+}
+
+}  // namespace
+
+void infer_shapes(const Op& op, const ParsedParams& p, std::span<PartialShape> in,
+                  std::span<PartialShape> out) {
+  check_counts(op, p, in.size(), out.size());
+  op.infer_shape(p, in, out);
+}
+
+bool infer_known_shapes(const Op& op, const ParsedParams& p, std::span<const Shape* const> in,
+                        std::span<Shape> out) {
+  check_counts(op, p, in.size(), out.size());
+  return op.infer_shape_known != nullptr && op.infer_shape_known(p, in, out);
+}
+
+namespace {
+
+// Every input and output has one dtype (MXNet's ElemwiseType).
+void same_type(const Op& op, std::span<PartialDType> in, std::span<PartialDType> out) {
+  // The common case first: every input known and alike.
+  if (!in.empty() && in[0]) {
+    bool alike = true;
+    for (size_t i = 1; i < in.size(); ++i) alike = alike && in[i] == in[0];
+    for (const PartialDType& o : out) alike = alike && (!o || o == in[0]);
+    if (alike) {
+      for (PartialDType& o : out) o = in[0];
+      return;
+    }
+  }
+  PartialDType merged;
+  size_t first = 0;
+  const size_t n = in.size() + out.size();
+  auto slot = [&](size_t i) -> PartialDType& { return i < in.size() ? in[i] : out[i - in.size()]; };
+  auto name = [&](size_t i) {
+    return i < in.size() ? "'" + input_name(op, i) + "'" : std::string("the output");
+  };
+  for (size_t i = 0; i < n; ++i) {
+    if (!slot(i)) continue;
+    if (!merged) {
+      merged = slot(i);
+      first = i;
+      continue;
+    }
+    NANOMX_CHECK(*slot(i) == *merged)
+        << op.name << ": " << name(first) << " has dtype " << dtype_name(*merged) << " but "
+        << name(i) << " has " << dtype_name(*slot(i));
+  }
+  for (size_t i = 0; i < n; ++i) slot(i) = merged;
+}
+
+void infer_types_unchecked(const Op& op, const ParsedParams& p, std::span<PartialDType> in,
+                           std::span<PartialDType> out) {
+  if (op.infer_type) {
+    op.infer_type(p, in, out);
+  } else {
+    same_type(op, in, out);
+  }
+}
+
+}  // namespace
+
+void infer_types(const Op& op, const ParsedParams& p, std::span<PartialDType> in,
+                 std::span<PartialDType> out) {
+  check_counts(op, p, in.size(), out.size());
+  infer_types_unchecked(op, p, in, out);
+}
+
 // ---- invoke -------------------------------------------------------------------------------
 
 namespace {
 
-// What the engine runs: the kernel with its own references to the inputs (so their storage
-// outlives the call) and the output. Inputs are kept inline: an operator call allocates nothing
-// here beyond what the engine's std::function needs for this object. That std::function holds
-// it through a new-expression (too big for its inline buffer): made on the pushing thread and
-// destroyed on a worker, it comes from a process-wide block pool (base/object_pool.h).
+// What the engine runs: the kernel with the call's parsed attributes and its own references to
+// the inputs and outputs (so their storage outlives the call). The lists are inline for a few
+// arrays: an operator call allocates nothing here beyond what the engine's std::function needs
+// for this object. That std::function holds it through a new-expression (too big for its inline
+// buffer): made on the pushing thread and destroyed on a worker, it comes from a process-wide
+// block pool (base/object_pool.h).
 struct Launch : base::Pooled<Launch> {
-  Kernel kernel;
-  std::array<NDArray, kMaxInputs> in;
-  size_t num_in = 0;
-  NDArray out;
-  NDArray temp;  // not none when the kernel writes a temporary that is then copied to out
+  const Kernel* kernel = nullptr;
+  ParsedParams params;
+  SmallVector<NDArray, 4> in;
+  SmallVector<NDArray, 2> out;  // what the kernel writes: an output, or its temporary
+  // (temporary, output) where an output shares storage with an input it may not overwrite.
+  std::vector<std::pair<NDArray, NDArray>> copy_back;
 
   void operator()() const {
-    const std::span<const NDArray> inputs(in.data(), num_in);
-    if (temp.is_none()) {
-      kernel(inputs, out);
-      return;
+    (*kernel)(params, in.span(), out.span());
+    for (const auto& [temp, dest] : copy_back) {
+      if (dest.nbytes()) std::memcpy(dest.data(), temp.data(), dest.nbytes());
     }
-    kernel(inputs, temp);
-    if (out.nbytes()) std::memcpy(out.data(), temp.data(), out.nbytes());
   }
 };
 
+std::string input_shape_list(std::span<const NDArray> in) {
+  std::string list;
+  for (size_t i = 0; i < in.size(); ++i) list += (i ? ", " : "") + in[i].shape().str();
+  return list;
+}
+
+// The eager fast path: every input shape is known, so an operator with infer_shape_known infers
+// into Shapes directly, and the default dtype rule (one dtype for all) is a comparison. False
+// where it cannot decide (no shortcut, a custom dtype rule, anything that disagrees): the
+// general path then infers again and reports what is wrong.
+bool infer_known(const Op& op, const ParsedParams& params, std::span<const NDArray> in,
+                 std::span<const NDArray> outputs, std::span<Shape> out_shapes,
+                 std::span<DType> out_types) {
+  if (op.infer_shape_known == nullptr || op.infer_type || in.empty()) return false;
+  const DType dtype = in[0].dtype();
+  for (const NDArray& a : in) {
+    if (a.dtype() != dtype) return false;
+  }
+  // The pointers on the stack for a few inputs (every call passes here), on the heap for more.
+  constexpr size_t kLocal = 6;
+  const Shape* local[kLocal];
+  std::unique_ptr<const Shape*[]> heap;
+  const Shape** ptrs = local;
+  if (in.size() > kLocal) {
+    heap = std::make_unique<const Shape*[]>(in.size());
+    ptrs = heap.get();
+  }
+  for (size_t i = 0; i < in.size(); ++i) ptrs[i] = &in[i].shape();
+  if (!op.infer_shape_known(params, std::span<const Shape* const>(ptrs, in.size()), out_shapes)) {
+    return false;
+  }
+  // Given outputs were constraints of the general inference: any mismatch is reported there.
+  for (size_t j = 0; j < outputs.size(); ++j) {
+    if (outputs[j].dtype() != dtype || !(outputs[j].shape() == out_shapes[j])) return false;
+  }
+  for (DType& t : out_types) t = dtype;
+  return true;
+}
+
+// Inference on partial shapes and dtypes (any operator, any case), the given outputs as
+// constraints; throws naming the operator and the shapes when the outputs stay unknown.
+void infer_general(const Op& op, const ParsedParams& params, std::span<const NDArray> in,
+                   std::span<const NDArray> outputs, std::span<Shape> out_shapes,
+                   std::span<DType> out_types) {
+  const size_t n_in = in.size(), n_out = out_shapes.size();
+  SmallVector<PartialShape, 6> shapes;
+  SmallVector<PartialDType, 6> types;
+  shapes.reserve(n_in + n_out);
+  types.reserve(n_in + n_out);
+  for (const NDArray& a : in) {
+    shapes.emplace_back(a.shape());
+    types.emplace_back(a.dtype());
+  }
+  for (const NDArray& o : outputs) {
+    shapes.emplace_back(o.shape());
+    types.emplace_back(o.dtype());
+  }
+  for (size_t j = outputs.size(); j < n_out; ++j) {
+    shapes.emplace_back();
+    types.emplace_back();
+  }
+  const std::span<PartialShape> in_shapes = shapes.span().first(n_in);
+  const std::span<PartialShape> out_partial = shapes.span().subspan(n_in);
+  const std::span<PartialDType> out_partial_types = types.span().subspan(n_in);
+  op.infer_shape(params, in_shapes, out_partial);
+  infer_types_unchecked(op, params, types.span().first(n_in), out_partial_types);
+  for (size_t j = 0; j < n_out; ++j) {
+    NANOMX_CHECK(out_partial[j].known() && out_partial_types[j])
+        << op.name << ": cannot infer the shape and dtype of output " << j << " (got "
+        << out_partial[j] << ") from inputs " << shape_list(in_shapes);
+    out_shapes[j] = std::move(out_partial[j]).take_shape();
+    out_types[j] = *out_partial_types[j];
+  }
+}
+
 }  // namespace
 
-NDArray invoke_one(const Op& op, std::span<const NDArray> in, const Attrs& attrs,
-                   std::span<const NDArray> outputs) {
-  NANOMX_CHECK(in.size() == op.inputs.size())
-      << op.name << ": expected " << op.inputs.size() << " input(s), got " << in.size();
+void invoke_into(const Op& op, std::span<const NDArray> in, const Attrs& attrs,
+                 std::span<const NDArray> outputs, OutputList& results, size_t expect_outputs) {
+  NANOMX_CHECK(op.variadic() ? !in.empty() : in.size() == op.inputs.size())
+      << op.name << ": expected "
+      << (op.variadic() ? "at least 1" : std::to_string(op.inputs.size())) << " input(s), got "
+      << in.size();
   for (size_t i = 0; i < in.size(); ++i) {
-    NANOMX_CHECK(!in[i].is_none())
-        << op.name << ": input '" << op.inputs[i] << "' is a none array (no shape, never assigned)";
+    NANOMX_CHECK(!in[i].is_none()) << op.name << ": input '" << input_name(op, i)
+                                   << "' is a none array (no shape, never assigned)";
   }
-  NANOMX_CHECK(outputs.size() <= 1)
-      << op.name << ": expected at most 1 output array, got " << outputs.size();
-  const NDArray* given = outputs.empty() ? nullptr : &outputs[0];
-  NANOMX_CHECK(!given || !given->is_none())
-      << op.name << ": output is a none array (no shape, never assigned)";
-  Params params(op, attrs);
-  Plan plan = op.plan(params, in, given);
   Launch launch;
-  NDArray& out = launch.out;
-  if (given) {
-    NANOMX_CHECK(given->shape() == plan.shape && given->dtype() == plan.dtype)
-        << op.name << ": output array has shape " << given->shape() << " and dtype "
-        << dtype_name(given->dtype()) << ", expected shape " << plan.shape << " and dtype "
-        << dtype_name(plan.dtype) << " (inputs: " << shape_list(in) << ")";
-    out = *given;
-  } else {
-    const Context ctx = in.empty() ? plan.ctx : in[0].ctx();
-    out = NDArray(std::move(plan.shape), ctx, plan.dtype);
+  parse_attrs_into(op, attrs, in.size(), launch.params);
+  const ParsedParams& params = launch.params;
+  const size_t n_out = static_cast<size_t>(op.outputs_of(params));
+  NANOMX_CHECK(expect_outputs == 0 || n_out == expect_outputs)
+      << op.name << ": the operator has " << n_out << " outputs, the caller takes "
+      << expect_outputs << " (use invoke for all of them)";
+  NANOMX_CHECK(outputs.empty() || outputs.size() == n_out)
+      << op.name << ": expected " << n_out << " output array(s) (or none), got " << outputs.size();
+  for (const NDArray& o : outputs) {
+    NANOMX_CHECK(!o.is_none()) << op.name << ": output is a none array (no shape, never assigned)";
   }
-  launch.kernel = std::move(plan.kernel);
-  // An input sharing the output's storage is safe only for in-place-capable kernels and only
-  // when it is exactly the output; otherwise the kernel writes a temporary that is then copied.
-  bool aliased = false;
+  const size_t n_in = in.size();
+  SmallVector<Shape, 4> out_shapes(n_out);
+  SmallVector<DType, 4> out_types(n_out);
+  const bool fast = infer_known(op, params, in, outputs, out_shapes.span(), out_types.span());
+  if (!fast) infer_general(op, params, in, outputs, out_shapes.span(), out_types.span());
+  const Context ctx = !outputs.empty()     ? outputs[0].ctx()
+                      : !in.empty()        ? in[0].ctx()
+                      : op.default_context ? op.default_context(params)
+                                           : Context::cpu(0);
+  launch.kernel = find_kernel(op, ctx.dev_type);
+  if (launch.kernel == nullptr) launch.kernel = &get_kernel(op, ctx.dev_type);  // throws
+  results.clear();
+  results.reserve(n_out);
+  for (size_t j = 0; j < n_out; ++j) {
+    if (!outputs.empty()) {
+      const NDArray& given = outputs[j];
+      NANOMX_CHECK(given.shape() == out_shapes[j] && given.dtype() == out_types[j])
+          << op.name << ": output array has shape " << given.shape() << " and dtype "
+          << dtype_name(given.dtype()) << ", expected shape " << out_shapes[j] << " and dtype "
+          << dtype_name(out_types[j]) << " (inputs: " << input_shape_list(in) << ")";
+      results.push_back(given);
+    } else {
+      results.emplace_back(std::move(out_shapes[j]), ctx, out_types[j]);
+    }
+  }
+  // An input sharing an output's storage is safe only where the operator declares that pair in
+  // place and only when it is exactly the output; otherwise the kernel writes a temporary that
+  // is then copied.
+  launch.out.reserve(n_out);
+  for (size_t j = 0; j < n_out; ++j) {
+    const NDArray& out = results[j];
+    bool aliased = false;
+    for (size_t i = 0; i < n_in; ++i) {
+      const NDArray& a = in[i];
+      if (!a.same_storage(out)) continue;
+      const bool exact =
+          a.data() == out.data() && a.shape() == out.shape() && a.dtype() == out.dtype();
+      aliased = aliased || !(exact && op.may_share(static_cast<int>(i), static_cast<int>(j)));
+    }
+    if (aliased) {
+      NDArray temp(out.shape(), out.ctx(), out.dtype());
+      launch.copy_back.emplace_back(temp, out);
+      launch.out.push_back(std::move(temp));
+    } else {
+      launch.out.push_back(out);
+    }
+  }
+  // The engine variables: the inputs' (read), then the state's and the outputs' (written).
+  SmallVector<engine::VarHandle, 8> vars;
+  vars.reserve(n_in + n_out + 1);
+  launch.in.reserve(n_in);
   for (const NDArray& a : in) {
-    if (!a.same_storage(out)) continue;
-    const bool exact =
-        a.data() == out.data() && a.shape() == out.shape() && a.dtype() == out.dtype();
-    aliased = aliased || !(op.inplace_ok && exact);
+    launch.in.push_back(a);
+    vars.push_back(a.var());
   }
-  if (aliased) launch.temp = NDArray(out.shape(), out.ctx(), out.dtype());
-  std::copy(in.begin(), in.end(), launch.in.begin());
-  launch.num_in = in.size();
-
-  engine::VarHandle reads[kMaxInputs];
-  for (size_t i = 0; i < in.size(); ++i) reads[i] = in[i].var();
-  engine::VarHandle write_buffer[4];
-  std::span<const engine::VarHandle> writes;
-  std::vector<engine::VarHandle> write_heap;
-  if (plan.extra_writes.size() < std::size(write_buffer)) {
-    std::copy(plan.extra_writes.begin(), plan.extra_writes.end(), write_buffer);
-    write_buffer[plan.extra_writes.size()] = out.var();
-    writes = std::span(write_buffer, plan.extra_writes.size() + 1);
-  } else {
-    write_heap = std::move(plan.extra_writes);
-    write_heap.push_back(out.var());
-    writes = write_heap;
-  }
+  if (op.state_var) vars.push_back(op.state_var());
+  for (const NDArray& o : results) vars.push_back(o.var());
   engine::PushOptions options;
   options.name = op.engine_name.c_str();
   options.name_id = op.engine_name_id;
   // The engine copies the shapes during push, so pointers to the caller's arrays will do.
-  // `launch` is moved into the engine's function before push runs: point at `result` instead.
-  NDArray result = out;
-  const Shape* in_shapes[kMaxInputs];
-  const Shape* out_shapes[] = {&result.shape()};
+  SmallVector<const Shape*, 8> shape_ptrs;
   if (profiler::active(options.profile_mode)) {
-    for (size_t i = 0; i < in.size(); ++i) in_shapes[i] = &in[i].shape();
-    options.input_shapes = std::span<const Shape* const>(in_shapes, in.size());
-    options.output_shapes = out_shapes;
+    for (const NDArray& a : in) shape_ptrs.push_back(&a.shape());
+    for (const NDArray& o : results) shape_ptrs.push_back(&o.shape());
+    options.input_shapes = shape_ptrs.span().first(n_in);
+    options.output_shapes = shape_ptrs.span().subspan(n_in);
   }
-  const Context ctx = out.ctx();
-  engine::Engine::get().push(std::move(launch), ctx, std::span(reads, in.size()), writes, options);
-  return result;
+  const Context push_ctx = results[0].ctx();
+  const std::span<const engine::VarHandle> all_vars = vars.span();
+  engine::Engine::get().push(std::move(launch), push_ctx, all_vars.first(n_in),
+                             all_vars.subspan(n_in), options);
 }
 
 std::vector<NDArray> invoke(const Op& op, std::span<const NDArray> inputs, const Attrs& attrs,
                             std::span<const NDArray> outputs) {
-  return {invoke_one(op, inputs, attrs, outputs)};
+  OutputList results;
+  invoke_into(op, inputs, attrs, outputs, results);
+  return {results.begin(), results.end()};
+}
+
+NDArray invoke_one(const Op& op, std::span<const NDArray> inputs, const Attrs& attrs,
+                   std::span<const NDArray> outputs) {
+  OutputList results;
+  invoke_into(op, inputs, attrs, outputs, results, /*expect_outputs=*/1);
+  return std::move(results[0]);
 }
 
 std::vector<NDArray> invoke(std::string_view name, std::span<const NDArray> inputs,

@@ -1,4 +1,5 @@
-// Operator registry internals: the Op record, attribute parsing, and the kernel plan.
+// Operator registry internals: attribute text parsing, registration, and the call path shared
+// by the C++ and C APIs.
 #pragma once
 
 #include <functional>
@@ -9,6 +10,9 @@
 
 #include "nanomx/error.h"
 #include "nanomx/ops.h"
+#include "ops/kernel.h"
+#include "ops/op.h"
+#include "ops/small_vector.h"
 
 namespace nanomx::ops {
 
@@ -39,56 +43,36 @@ class Params {
   const Attrs& attrs_;
 };
 
-using Kernel = std::function<void(std::span<const NDArray> in, const NDArray& out)>;
-
-struct Plan {
-  Shape shape;
-  DType dtype = DType::kFloat32;
-  Context ctx = Context::cpu(0);  // used when there are no inputs and no output given
-  Kernel kernel;
-  // Further engine variables the kernel writes (the random generator's state).
-  std::vector<engine::VarHandle> extra_writes;
-};
-
-// Validates attributes and input shapes/dtypes, and says what to produce and how. `out` is the
-// output array when the caller gave one (null otherwise).
-using PlanFn =
-    std::function<Plan(const Params& p, std::span<const NDArray> in, const NDArray* out)>;
-
-// The most inputs an operator may have (the engine operation keeps them inline).
-inline constexpr size_t kMaxInputs = 3;
-
-struct Op {
-  std::string name = {};
-  std::vector<std::string> inputs = {};  // argument names, for messages
-  std::vector<std::string> keys = {};    // accepted attribute keys
-  PlanFn plan = {};
-  // The engine op name when it differs (MXNet's legacy functions: "BinaryOp", "TernaryOp").
-  std::string engine_name = {};
-  // The kernel is correct when the output is one of the inputs (elementwise; in-place updates).
-  bool inplace_ok = false;
-  profiler::NameId engine_name_id = 0;
-};
+// A ParseFn from a function that reads the attributes into the operator's own struct.
+template <typename T>
+ParseFn parser(T (*fn)(const Params&)) {
+  return [fn](const Params& p, ParsedParams& out) { out.emplace<T>(fn(p)); };
+}
 
 class Registry {
  public:
   Op& add(Op op, std::vector<std::string> aliases = {});
 };
 
-// Each kernel file registers its operators here (called once, in this order, by the registry).
+// Each definition file registers its operators here (called once, in this order, by the
+// registry), then each device's kernel file its kernels.
 void register_elemwise_ops(Registry& r);
 void register_layout_ops(Registry& r);
 void register_reduce_ops(Registry& r);
 void register_dot_ops(Registry& r);
 void register_index_ops(Registry& r);
 void register_random_ops(Registry& r);
+void register_cpu_kernels();
 
-// Shared helpers for kernels.
-std::string shape_list(std::span<const NDArray> in);
-// MXNet's Reshape shape inference (codes 0, -1, -2, -3, -4; `reverse` matches from the right).
-// Throws naming both shapes.
-Shape infer_reshape(const std::vector<int64_t>& spec, const Shape& src, bool reverse);
 // Context attribute "cpu(0)" style (absent: cpu(0)).
 Context parse_ctx(const Params& p);
+
+// The results of one call: a few inline, more on the heap.
+using OutputList = SmallVector<NDArray, 4>;
+// Runs op: parses, infers, allocates the outputs (or checks the given ones), finds the kernel
+// for the outputs' device and pushes it. `results` receives every output. A nonzero
+// `expect_outputs` is checked against the operator's output count before anything runs.
+void invoke_into(const Op& op, std::span<const NDArray> inputs, const Attrs& attrs,
+                 std::span<const NDArray> outputs, OutputList& results, size_t expect_outputs = 0);
 
 }  // namespace nanomx::ops

@@ -25,7 +25,43 @@ def _attr_text(function, key, value):
     return str(value)
 
 
+def _make_variadic_function(name, handle, input_name, params):
+    """An operator taking any number of arrays (add_n, ...): they come positionally, the
+    attributes by name; the count attribute (num_args) is filled in by the library."""
+    param_set = set(params)
+
+    def function(*args, out=None, name=None, **kwargs):  # noqa: ARG001 (name: MXNet's, unused)
+        for i, value in enumerate(args):
+            if not isinstance(value, NDArray):
+                raise TypeError("%s(): argument '%s[%d]' must be an NDArray, got %s"
+                                % (function.__name__, input_name, i, type(value).__name__))
+        keys, vals = [], []
+        for key, value in kwargs.items():
+            if key not in param_set:
+                raise TypeError("%s() got an unexpected keyword argument '%s' (it takes *%s, %s)"
+                                % (function.__name__, key, input_name, ", ".join(params)))
+            if value is not _Null:
+                keys.append(key)
+                vals.append(_attr_text(function.__name__, key, value))
+        if not args:
+            raise TypeError("%s() needs at least one NDArray" % function.__name__)
+        if out is not None and not isinstance(out, (NDArray, list, tuple)):
+            raise TypeError("%s(): out must be an NDArray, got %s"
+                            % (function.__name__, type(out).__name__))
+        return _invoke(handle, args, keys, vals, out)
+
+    function.__name__ = name
+    function.__qualname__ = name
+    function.__doc__ = ("%s(*%s, %s, out=None): nanomx operator '%s' (any number of arrays)"
+                        % (name, input_name, ", ".join(params), name))
+    return function
+
+
 def _make_function(name, handle, arg_names, arg_types):
+    variadic = [n for n, t in zip(arg_names, arg_types) if t.endswith("[]")]
+    if variadic:
+        params = [n for n, t in zip(arg_names, arg_types) if not t.startswith("NDArray")]
+        return _make_variadic_function(name, handle, variadic[0], params)
     inputs = [n for n, t in zip(arg_names, arg_types) if t.startswith("NDArray")]
     params = [n for n, t in zip(arg_names, arg_types) if not t.startswith("NDArray")]
     input_index = {n: i for i, n in enumerate(inputs)}

@@ -1,20 +1,14 @@
-// dot: matrix product through OpenBLAS for float32/float64, a plain kernel for the other dtypes.
-// lhs (..., K) or, with transpose_a, (K, ...); rhs (K, ...) or, with transpose_b, (..., K). The
-// result has lhs's other dims then rhs's; two 1-D vectors give (1,) (MXNet 1.x).
+// dot's CPU kernel: matrix product through OpenBLAS for float32/float64, a plain kernel for the
+// other dtypes (definition in ops/dot.cc).
 #include <cblas.h>
 
 #include <cstring>
 
 #include "ops/cpu/kernels.h"
-#include "ops/registry.h"
+#include "ops/op_params.h"
 
-namespace nanomx::ops {
+namespace nanomx::ops::cpu {
 namespace {
-
-struct DotDims {
-  int64_t m, k, n;
-  bool ta, tb;
-};
 
 template <typename T>
 void gemm_plain(const T* a, const T* b, T* c, const DotDims& d) {
@@ -79,51 +73,13 @@ void dot_kernel(const NDArray& a, const NDArray& b, const NDArray& out, const Do
   }
 }
 
-Plan plan_dot(const Params& p, std::span<const NDArray> in, const NDArray*) {
-  const Shape &sa = in[0].shape(), &sb = in[1].shape();
-  const bool ta = p.get_bool("transpose_a", false), tb = p.get_bool("transpose_b", false);
-  NANOMX_CHECK(in[0].dtype() == in[1].dtype())
-      << "dot: 'lhs' has dtype " << dtype_name(in[0].dtype()) << " but 'rhs' has "
-      << dtype_name(in[1].dtype());
-  NANOMX_CHECK(sa.ndim() >= 1 && sb.ndim() >= 1)
-      << "dot: 'lhs' " << sa << " and 'rhs' " << sb << " must have at least one dimension";
-  DotDims d{1, 0, 1, ta, tb};
-  std::vector<int64_t> out;
-  // lhs: K is its last dim (first with transpose_a); the rest is M.
-  d.k = ta ? sa[0] : sa[sa.ndim() - 1];
-  for (int i = 0; i < sa.ndim(); ++i) {
-    if (i == (ta ? 0 : sa.ndim() - 1)) continue;
-    d.m *= sa[i];
-    out.push_back(sa[i]);
-  }
-  const int64_t kb = tb ? sb[sb.ndim() - 1] : sb[0];
-  NANOMX_CHECK(d.k == kb) << "dot: shapes of 'lhs' " << sa << " and 'rhs' " << sb
-                          << " do not match (transpose_a=" << ta << ", transpose_b=" << tb
-                          << "): " << d.k << " vs " << kb;
-  for (int i = 0; i < sb.ndim(); ++i) {
-    if (i == (tb ? sb.ndim() - 1 : 0)) continue;
-    d.n *= sb[i];
-    out.push_back(sb[i]);
-  }
-  if (out.empty()) out.push_back(1);
-  NANOMX_CHECK(d.m <= INT32_MAX && d.n <= INT32_MAX && d.k <= INT32_MAX)
-      << "dot: matrix dimensions of " << sa << " x " << sb << " exceed the BLAS int range";
-  Plan plan;
-  plan.shape = Shape(out);
-  plan.dtype = in[0].dtype();
-  plan.kernel = [d](std::span<const NDArray> in, const NDArray& out) {
-    dot_kernel(in[0], in[1], out, d);
-  };
-  return plan;
+void dot(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out) {
+  const DotDims d = dot_dims(p.get<DotParams>(), in[0].shape(), in[1].shape(), nullptr);
+  dot_kernel(in[0], in[1], out[0], d);
 }
 
 }  // namespace
 
-void register_dot_ops(Registry& r) {
-  r.add({.name = "dot",
-         .inputs = {"lhs", "rhs"},
-         .keys = {"transpose_a", "transpose_b"},
-         .plan = plan_dot});
-}
+void register_dot_kernels() { register_kernel("dot", DeviceType::kCPU, dot); }
 
-}  // namespace nanomx::ops
+}  // namespace nanomx::ops::cpu

@@ -1,4 +1,4 @@
-// Loop helpers shared by the CPU kernels.
+// The CPU kernels: their registration, and loop helpers they share.
 #pragma once
 
 #include <array>
@@ -9,8 +9,17 @@
 
 #include "nanomx/dtype.h"
 #include "nanomx/ndarray.h"
+#include "ops/kernel.h"
 
 namespace nanomx::ops::cpu {
+
+// Each kernel file registers its kernels (register_cpu_kernels calls them all).
+void register_elemwise_kernels();
+void register_layout_kernels();
+void register_reduce_kernels();
+void register_dot_kernels();
+void register_index_kernels();
+void register_random_kernels();
 
 // Visits every row (the last axis) of the index space `shape` for N operands, each with its own
 // element strides (0 = broadcast, negative = reversed) and base offset:

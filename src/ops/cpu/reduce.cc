@@ -1,52 +1,14 @@
-// Reductions: sum, max, min, norm over an axis tuple, with keepdims / exclude, and MXNet 1.x's
-// (1,) result shape for a reduction over every axis.
+// CPU kernels of the reductions (definitions in ops/reduce.cc).
 #include <cmath>
 #include <limits>
 
 #include "ops/cpu/kernels.h"
-#include "ops/registry.h"
+#include "ops/op_params.h"
 
-namespace nanomx::ops {
+namespace nanomx::ops::cpu {
 namespace {
 
-using cpu::for_each_row;
-
 enum class Reducer { kSum, kMax, kMin, kNorm1, kNorm2 };
-
-struct ReduceSpec {
-  std::vector<bool> reduced;
-  Shape kept;  // the input shape with reduced axes set to 1
-  Shape out;
-};
-
-ReduceSpec reduce_spec(const Params& p, const Shape& in) {
-  const int nd = in.ndim();
-  auto axes = p.get_ints("axis");
-  const bool keepdims = p.get_bool("keepdims", false);
-  const bool exclude = p.has("exclude") && p.get_bool("exclude", false);
-  ReduceSpec spec;
-  spec.reduced.assign(static_cast<size_t>(nd), !axes || axes->empty() ? !exclude : exclude);
-  if (axes) {
-    std::vector<bool> seen(static_cast<size_t>(nd), false);
-    for (int64_t a : *axes) {
-      const int n = normalize_axis(a, nd, p.op().c_str());
-      NANOMX_CHECK(!seen[static_cast<size_t>(n)])
-          << p.op() << ": axis " << a << " appears twice in 'axis' for 'data' of shape " << in;
-      seen[static_cast<size_t>(n)] = true;
-      spec.reduced[static_cast<size_t>(n)] = !exclude;
-    }
-  }
-  std::vector<int64_t> kept, out;
-  for (int i = 0; i < nd; ++i) {
-    const bool r = spec.reduced[static_cast<size_t>(i)];
-    kept.push_back(r ? 1 : in[i]);
-    if (!r || keepdims) out.push_back(r ? 1 : in[i]);
-  }
-  if (out.empty()) out.push_back(1);  // MXNet 1.x legacy shape for a full reduction
-  spec.kept = Shape(kept);
-  spec.out = Shape(out);
-  return spec;
-}
 
 // Float sums in blocks of lanes (vectorizable: 32 independent lanes keep enough additions in
 // flight to run at memory speed), blocks added in double.
@@ -182,42 +144,28 @@ void reduce_kernel(const NDArray& in, const NDArray& out, const ReduceSpec& spec
 }
 
 template <Reducer R>
-Plan plan_reduce(const Params& p, std::span<const NDArray> in, const NDArray*) {
-  ReduceSpec spec = reduce_spec(p, in[0].shape());
-  if constexpr (R == Reducer::kMax || R == Reducer::kMin) {
-    NANOMX_CHECK(in[0].size() > 0 || spec.out.size() == 0)
-        << p.op() << ": zero-size reduction of 'data' of shape " << in[0].shape()
-        << " has no identity";
-  }
-  Plan plan;
-  plan.shape = spec.out;
-  plan.dtype = in[0].dtype();
-  plan.kernel = [spec](std::span<const NDArray> in, const NDArray& out) {
-    dispatch_dtype(out.dtype(),
-                   [&](auto tag) { reduce_kernel<R, decltype(tag)>(in[0], out, spec); });
-  };
-  return plan;
+void reduce(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out) {
+  const auto& r = p.get<ReduceParams>();
+  const ReduceSpec spec = reduce_spec(p.op(), r.axis, r.keepdims, r.exclude, in[0].shape());
+  dispatch_dtype(out[0].dtype(),
+                 [&](auto tag) { reduce_kernel<R, decltype(tag)>(in[0], out[0], spec); });
 }
 
-Plan plan_norm(const Params& p, std::span<const NDArray> in, const NDArray* out) {
-  const int64_t ord = p.get_int("ord", 2);
-  NANOMX_CHECK(ord == 1 || ord == 2) << "norm: attribute 'ord' = " << ord << " (valid: 1, 2)";
-  return ord == 1 ? plan_reduce<Reducer::kNorm1>(p, in, out)
-                  : plan_reduce<Reducer::kNorm2>(p, in, out);
+void norm(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out) {
+  if (p.get<ReduceParams>().ord == 1) {
+    reduce<Reducer::kNorm1>(p, in, out);
+  } else {
+    reduce<Reducer::kNorm2>(p, in, out);
+  }
 }
 
 }  // namespace
 
-void register_reduce_ops(Registry& r) {
-  const std::vector<std::string> keys = {"axis", "keepdims", "exclude"};
-  r.add({.name = "sum", .inputs = {"data"}, .keys = keys, .plan = plan_reduce<Reducer::kSum>},
-        {"sum_axis"});
-  r.add({.name = "max", .inputs = {"data"}, .keys = keys, .plan = plan_reduce<Reducer::kMax>},
-        {"max_axis"});
-  r.add({.name = "min", .inputs = {"data"}, .keys = keys, .plan = plan_reduce<Reducer::kMin>},
-        {"min_axis"});
-  r.add(
-      {.name = "norm", .inputs = {"data"}, .keys = {"ord", "axis", "keepdims"}, .plan = plan_norm});
+void register_reduce_kernels() {
+  register_kernel("sum", DeviceType::kCPU, reduce<Reducer::kSum>);
+  register_kernel("max", DeviceType::kCPU, reduce<Reducer::kMax>);
+  register_kernel("min", DeviceType::kCPU, reduce<Reducer::kMin>);
+  register_kernel("norm", DeviceType::kCPU, norm);
 }
 
-}  // namespace nanomx::ops
+}  // namespace nanomx::ops::cpu

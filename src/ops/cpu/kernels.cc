@@ -1,0 +1,17 @@
+// Registers every CPU kernel (called once by the operator registry, after the definitions).
+#include "ops/cpu/kernels.h"
+
+#include "ops/registry.h"
+
+namespace nanomx::ops {
+
+void register_cpu_kernels() {
+  cpu::register_elemwise_kernels();
+  cpu::register_layout_kernels();
+  cpu::register_reduce_kernels();
+  cpu::register_dot_kernels();
+  cpu::register_index_kernels();
+  cpu::register_random_kernels();
+}
+
+}  // namespace nanomx::ops

@@ -1,0 +1,70 @@
+// Reduction definitions: sum, max, min, norm over an axis tuple, with keepdims / exclude, and
+// MXNet 1.x's (1,) result shape for a reduction over every axis. CPU kernels: cpu/reduce.cc.
+#include "ops/op_params.h"
+#include "ops/registry.h"
+
+namespace nanomx::ops {
+namespace {
+
+ReduceParams parse_reduce(const Params& p) {
+  ReduceParams r;
+  r.axis = p.get_ints("axis");
+  r.keepdims = p.get_bool("keepdims", false);
+  r.exclude = p.has("exclude") && p.get_bool("exclude", false);
+  if (p.has("ord")) {
+    r.ord = static_cast<int>(p.get_int("ord", 2));
+    NANOMX_CHECK(r.ord == 1 || r.ord == 2)
+        << "norm: attribute 'ord' = " << p.get_int("ord", 2) << " (valid: 1, 2)";
+  }
+  return r;
+}
+
+void infer_reduce(const ParsedParams& p, std::span<PartialShape> in, std::span<PartialShape> out,
+                  bool needs_identity) {
+  if (!in[0].rank_known()) return;
+  const auto& r = p.get<ReduceParams>();
+  // The axes depend on the rank only; unknown kept dims stay unknown.
+  const int nd = in[0].ndim();
+  const ReduceSpec spec = reduce_spec(p.op(), r.axis, r.keepdims, r.exclude,
+                                      Shape(std::vector<int64_t>(static_cast<size_t>(nd), 1)));
+  PartialShape result;
+  if (in[0].known()) {
+    const ReduceSpec full = reduce_spec(p.op(), r.axis, r.keepdims, r.exclude, in[0].shape());
+    NANOMX_CHECK(!needs_identity || in[0].shape().size() > 0 || full.out.size() == 0)
+        << p.op() << ": zero-size reduction of 'data' of shape " << in[0] << " has no identity";
+    result = full.out;
+  } else {
+    std::vector<int64_t> dims;
+    for (int i = 0; i < nd; ++i) {
+      const bool red = spec.reduced[static_cast<size_t>(i)];
+      if (!red || r.keepdims) dims.push_back(red ? 1 : in[0][i]);
+    }
+    if (dims.empty()) dims.push_back(1);
+    result = Shape(dims);
+  }
+  out[0] = result;
+}
+
+}  // namespace
+
+void register_reduce_ops(Registry& r) {
+  const std::vector<std::string> keys = {"axis", "keepdims", "exclude"};
+  auto add = [&](const char* name, std::vector<std::string> k, bool identity, BackwardNeeds needs,
+                 std::vector<std::string> aliases) {
+    r.add({.name = name,
+           .inputs = {"data"},
+           .keys = std::move(k),
+           .parse = parser(parse_reduce),
+           .infer_shape = [identity](
+                              const ParsedParams& p, std::span<PartialShape> in,
+                              std::span<PartialShape> out) { infer_reduce(p, in, out, identity); },
+           .backward = std::move(needs)},
+          std::move(aliases));
+  };
+  add("sum", keys, false, {}, {"sum_axis"});
+  add("max", keys, true, {.inputs = {0}, .outputs = {0}}, {"max_axis"});
+  add("min", keys, true, {.inputs = {0}, .outputs = {0}}, {"min_axis"});
+  add("norm", {"ord", "axis", "keepdims"}, false, {.inputs = {0}, .outputs = {0}}, {});
+}
+
+}  // namespace nanomx::ops
