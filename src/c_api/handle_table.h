@@ -82,6 +82,18 @@ class HandleTable {
   static constexpr uint32_t kMaxBlocks = (uint32_t{1} << handle_bits::kIndexBits) / kSlotsPerBlock;
 
   HandleTable() : blocks_(new std::atomic<Slot*>[kMaxBlocks]()) {}
+  // The process's tables are never destroyed (see above); a table that is (a test's) destroys
+  // the objects still live in it and frees its blocks.
+  ~HandleTable() {
+    for (uint32_t b = 0; b < used_blocks_; ++b) {
+      Slot* block = blocks_[b].load(std::memory_order_relaxed);
+      for (uint32_t i = 0; i < kSlotsPerBlock; ++i) {
+        if (block[i].stamp.load(std::memory_order_relaxed) & 1)
+          std::launder(reinterpret_cast<T*>(block[i].bytes))->~T();
+      }
+      delete[] block;
+    }
+  }
   HandleTable(const HandleTable&) = delete;
   HandleTable& operator=(const HandleTable&) = delete;
 
@@ -184,7 +196,7 @@ class HandleTable {
   }
 
   std::mutex mutex_;  // guards free_, used_blocks_ and the writes of slots
-  std::unique_ptr<std::atomic<Slot*>[]> blocks_;  // blocks are never freed
+  std::unique_ptr<std::atomic<Slot*>[]> blocks_;  // freed only with the table
   uint32_t used_blocks_ = 0;
   std::vector<uint32_t> free_;
 };
