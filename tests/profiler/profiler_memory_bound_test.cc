@@ -1,0 +1,164 @@
+// The buffer bound (max_buffer_mb, docs/profiler.md#memory-bound): resident memory stays within
+// the bound plus a constant under a busy, thread-churning load with no dump; drops are counted
+// per file and per kind in otherData; the first drop is announced once on stderr.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "nanomx/profiler.h"
+#include "profiler/hooks.h"
+#include "profiler_fixture.h"
+#include "trace_file.h"
+
+namespace prof = nanomx::profiler;
+using ::testing::HasSubstr;
+
+namespace {
+
+class ProfilerMemoryBound : public nanomx::testing::ProfilerTest {};
+
+uint64_t rss_bytes() {
+  std::ifstream statm("/proc/self/statm");
+  uint64_t size = 0, resident = 0;
+  statm >> size >> resident;
+  return resident * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+}
+
+// Every kind of record from `threads` threads, each thread replaced by a fresh one after
+// `events_per_thread` iterations (exited threads' buffers are what a run without dumps keeps),
+// until `seconds` have passed. Returns the highest RSS sampled.
+uint64_t run_load(int threads, double seconds, int events_per_thread) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  const prof::NameId op = prof::intern("stress_op");
+  const prof::NameId api = prof::intern("MXStressCall");
+  std::atomic<bool> done{false};
+  std::vector<std::thread> workers;
+  for (int k = 0; k < threads; ++k) {
+    workers.emplace_back([&] {
+      prof::Domain domain("stress");
+      while (!done.load(std::memory_order_relaxed)) {
+        std::thread worker([&] {
+          prof::Counter counter(domain, "stress_counter");
+          for (int i = 0; i < events_per_thread; ++i) {
+            prof::ApiCallScope call(api);
+            uint64_t t = prof::now_ticks();
+            prof::record_operator(op, 0, t, t + 10);
+            prof::memory_alloc(0, 64);
+            prof::memory_free(0, 64);
+            counter.set_value(static_cast<uint64_t>(i));
+          }
+        });
+        worker.join();
+      }
+    });
+  }
+  uint64_t peak = 0;
+  while (std::chrono::steady_clock::now() < deadline) {
+    peak = std::max(peak, rss_bytes());
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  done = true;
+  for (auto& w : workers) w.join();
+  return std::max(peak, rss_bytes());
+}
+
+// What the process may hold beyond the bound (docs/profiler.md#memory-bound): the chunk each
+// producing thread holds, the 2 MiB slab being carved, the per-thread bookkeeping of threads
+// that exited since the last dump and the allocator's arenas of the load threads themselves.
+constexpr uint64_t kAllowanceBytes = uint64_t{48} << 20;
+
+TEST_F(ProfilerMemoryBound, RssStaysWithinTheBoundWithoutADump) {
+  const uint64_t before = rss_bytes();
+  prof::set_config({{"profile_all", "true"},
+                    {"filename", "bounded.json"},
+                    {"continuous_dump", "false"},
+                    {"max_buffer_mb", "16"}});
+  prof::set_state(prof::State::kRunning);
+  const uint64_t peak = run_load(4, 3.0, 5000);
+  prof::set_state(prof::State::kStopped);
+  std::printf("RSS before %.1f MiB, peak %.1f MiB, growth %.1f MiB (bound 16 MiB)\n",
+              static_cast<double>(before) / (1 << 20), static_cast<double>(peak) / (1 << 20),
+              static_cast<double>(peak - before) / (1 << 20));
+  EXPECT_GT(prof::dropped_events(), 0u) << "the load must reach the bound to test it";
+  EXPECT_LE(peak - std::min(peak, before), (uint64_t{16} << 20) + kAllowanceBytes);
+}
+
+TEST_F(ProfilerMemoryBound, DropsAreCountedPerFileAndPerKind) {
+  prof::set_config({{"profile_all", "true"},
+                    {"filename", "first.json"},
+                    {"continuous_dump", "false"},
+                    {"max_buffer_mb", "1"}});
+  prof::set_state(prof::State::kRunning);
+  const prof::NameId op = prof::intern("drop_op");
+  prof::Domain domain("drops");
+  prof::Counter counter(domain, "drop_counter");
+  for (int i = 0; i < 100000; ++i) {
+    uint64_t t = prof::now_ticks();
+    prof::record_operator(op, 0, t, t + 1);
+    prof::memory_alloc(0, 8);
+    prof::memory_free(0, 8);
+    counter.set_value(1);
+  }
+  prof::dump(true);
+  auto first = nanomx::testing::read_trace("first.json");
+  const auto& by_kind = first["otherData"]["dropped_events_by_kind"];
+  uint64_t sum = 0;
+  for (const char* kind : {"operator", "api", "memory", "flow", "user"}) {
+    ASSERT_TRUE(by_kind.contains(kind)) << kind;
+    sum += by_kind[kind].get<uint64_t>();
+  }
+  EXPECT_GT(by_kind["operator"].get<uint64_t>(), 0u);
+  EXPECT_GT(by_kind["memory"].get<uint64_t>(), 0u);
+  EXPECT_GT(by_kind["user"].get<uint64_t>(), 0u);
+  EXPECT_EQ(first["otherData"]["dropped_events"].get<uint64_t>(), sum);
+  EXPECT_EQ(sum, prof::dropped_events());
+
+  // A new file starts its count afresh; the process total keeps growing.
+  prof::set_config(
+      {{"profile_all", "true"}, {"filename", "second.json"}, {"continuous_dump", "false"}});
+  prof::set_state(prof::State::kRunning);
+  counter.set_value(2);
+  prof::dump(true);
+  auto second = nanomx::testing::read_trace("second.json");
+  EXPECT_EQ(second["otherData"]["dropped_events"].get<uint64_t>(), 0u);
+  for (const auto& [kind, n] : second["otherData"]["dropped_events_by_kind"].items())
+    EXPECT_EQ(n.get<uint64_t>(), 0u) << kind;
+  EXPECT_EQ(prof::dropped_events(), sum);
+}
+
+TEST_F(ProfilerMemoryBound, FirstDropWarnsOnceNamingTheSetting) {
+  prof::set_config({{"profile_all", "true"},
+                    {"filename", "warn.json"},
+                    {"continuous_dump", "false"},
+                    {"max_buffer_mb", "1"}});
+  prof::set_state(prof::State::kRunning);
+  const prof::NameId op = prof::intern("warn_op");
+  ::testing::internal::CaptureStderr();
+  for (int i = 0; i < 200000; ++i) {
+    uint64_t t = prof::now_ticks();
+    prof::record_operator(op, 0, t, t + 1);
+  }
+  std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_GT(prof::dropped_events(), 0u);
+  EXPECT_THAT(err, HasSubstr("max_buffer_mb=1"));
+  EXPECT_THAT(err, HasSubstr("Raise max_buffer_mb"));
+  size_t first = err.find("nanomx profiler:");
+  EXPECT_EQ(err.find("nanomx profiler:", first + 1), std::string::npos) << err;
+  prof::dump(true);
+}
+
+TEST_F(ProfilerMemoryBound, DefaultBoundIs256MiB) {
+  EXPECT_EQ(prof::parse_config({}).max_buffer_bytes, uint64_t{256} << 20);
+  EXPECT_EQ(prof::Config{}.max_buffer_bytes, uint64_t{256} << 20);
+}
+
+}  // namespace
