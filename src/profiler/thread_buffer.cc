@@ -226,6 +226,7 @@ thread_local ThreadBufferOwner t_owner;
 }  // namespace
 
 ThreadBuffer* register_this_thread() {
+  forget_exited_threads_if_idle();  // before the registry lock: the collector takes it second
   ThreadRegistry& registry = thread_registry();
   std::lock_guard<std::mutex> lock(registry.mutex);
   uint32_t tid = static_cast<uint32_t>(registry.thread_names.size());
