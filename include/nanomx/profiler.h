@@ -85,9 +85,9 @@ const std::vector<std::string>& config_keys();
 
 // Worker-side configuration (profile_process=worker): replaces mode and filename, deletes the
 // target file (as MXNet), starts or stops the continuous-dump thread, creates or drops the
-// aggregate table. Does not change the running state. Before any change, checks that the
-// filename can be created (throws with the path and the system's reason otherwise; the check
-// leaves no file behind).
+// aggregate table. Does not change the running state. apply_config first checks that the
+// filename can be created (throws with the path and the system's reason otherwise, changing
+// nothing; the check leaves no file behind).
 void set_config(const KeyValues& key_values);
 void apply_config(const Config& config);
 

@@ -373,13 +373,11 @@ void check_trace_path(const std::string& path) {
 
 }  // namespace
 
-void set_config(const KeyValues& key_values) {
-  Config config = parse_config(key_values);
-  check_trace_path(config.filename);
-  apply_config(config);
-}
+void set_config(const KeyValues& key_values) { apply_config(parse_config(key_values)); }
 
 void apply_config(const Config& config) {
+  // Here rather than in set_config so that every way in (C API, Python, C++) is checked.
+  check_trace_path(config.filename);
   Profiler& p = profiler();
   std::lock_guard<std::mutex> lock(p.mutex);
   bool had_aggregate = p.config.aggregate_stats;
