@@ -88,6 +88,7 @@ int main(int argc, char** argv) {
   done = true;
   for (auto& w : workers) w.join();
   prof::set_state(prof::State::kStopped);
+  prof::dump(true);  // finishes the file now, so the exit-time dump does not write it again
   std::remove("memory_stress.json");
   return 0;
 }

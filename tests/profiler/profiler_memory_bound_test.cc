@@ -97,7 +97,7 @@ constexpr uint64_t kLateGrowthBytes = uint64_t{2} << 20;
 TEST_F(ProfilerMemoryBound, RssStaysWithinTheBoundWithoutADump) {
   const uint64_t before = rss_bytes();
   prof::set_config({{"profile_all", "true"},
-                    {"filename", "bounded.json"},
+                    {"filename", "bounded.trace"},
                     {"continuous_dump", "false"},
                     {"max_buffer_mb", "16"}});
   prof::set_state(prof::State::kRunning);
@@ -109,6 +109,10 @@ TEST_F(ProfilerMemoryBound, RssStaysWithinTheBoundWithoutADump) {
   EXPECT_GT(prof::dropped_events(), 0u) << "the load must reach the bound to test it";
   EXPECT_LE(rss.peak - std::min(rss.peak, before), (uint64_t{16} << 20) + kAllowanceBytes);
   EXPECT_LE(rss.end - std::min(rss.end, rss.after_warmup), kLateGrowthBytes);
+  // Written here, in the test's folder (removed when it passes), not by the exit-time dump in
+  // whatever folder the process is in by then; not *.json, so the fixture does not validate
+  // the 16 MiB of records.
+  prof::dump(true);
 }
 
 TEST_F(ProfilerMemoryBound, DropsAreCountedPerFileAndPerKind) {
