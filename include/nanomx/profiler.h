@@ -64,9 +64,14 @@ struct Config {
   bool aggregate_stats = false;
   ProfileProcess profile_process = ProfileProcess::kWorker;
   std::string gpu_memory_profile_filename_prefix = "gpu_memory_profile";
-  // nanomx-only: upper bound on the memory of all event buffers together (0 = unbounded).
-  // Events that do not fit are dropped and counted; the count is written into the trace.
-  uint64_t max_buffer_bytes = 0;
+  // nanomx-only: upper bound on the memory of all event buffers together (0 = unbounded, only
+  // through apply_config; the max_buffer_mb key accepts 1 MiB to physical memory). Events that
+  // do not fit are dropped and counted per file and per kind in the trace. The default, 256 MiB,
+  // holds more than one default dump period (1 s) of the heaviest load measured (~155 MB/s of
+  // records: profile_all, busy threads), so the default settings do not drop, while a run
+  // without a dump stays bounded (docs/profiler.md#memory-bound).
+  static constexpr uint64_t kDefaultMaxBufferBytes = uint64_t{256} << 20;
+  uint64_t max_buffer_bytes = kDefaultMaxBufferBytes;
   DurationEvents duration_events = DurationEvents::kBeginEnd;
 };
 
@@ -80,7 +85,9 @@ const std::vector<std::string>& config_keys();
 
 // Worker-side configuration (profile_process=worker): replaces mode and filename, deletes the
 // target file (as MXNet), starts or stops the continuous-dump thread, creates or drops the
-// aggregate table. Does not change the running state.
+// aggregate table. Does not change the running state. apply_config first checks that the
+// filename can be created (throws with the path and the system's reason otherwise, changing
+// nothing; the check leaves no file behind).
 void set_config(const KeyValues& key_values);
 void apply_config(const Config& config);
 
@@ -106,7 +113,8 @@ bool paused();
 // A copy of the configuration in effect, taken under the profiler's lock (a reference would
 // let the caller read it while set_config changes it).
 Config current_config();
-// Events dropped because the buffer bound was reached, since the process started.
+// Events dropped because the buffer bound was reached, since the process started (the trace's
+// otherData counts them per file).
 uint64_t dropped_events();
 
 // The process-global profiler scope (MXSetProfilerScope); default "<unk>:".

@@ -1,6 +1,9 @@
 // Parsing of the profiler configuration from MXNet's string key/value form.
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdlib>
 #include <initializer_list>
 #include <iterator>
@@ -29,28 +32,78 @@ bool parse_bool(const std::string& key, const std::string& value) {
        "' (valid: true, false, 1, 0, in any case)");
 }
 
-double parse_float(const std::string& key, const std::string& value) {
+// The accepted ranges, printed in every error about the key.
+constexpr double kMinDumpPeriod = 0.001;    // 1 ms: shorter periods only burn a core
+constexpr double kMaxDumpPeriod = 86400.0;  // 1 day: longer ones overflow the dump thread's wait
+constexpr const char* kDumpPeriodRange = "[0.001, 86400] seconds";
+
+// Physical memory in MiB (sysconf): the largest max_buffer_mb that can ever be honoured.
+uint64_t physical_memory_mb() {
+  long pages = sysconf(_SC_PHYS_PAGES);
+  long page_size = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page_size <= 0) return uint64_t{1} << 20;  // unknown: 1 TiB
+  return (static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_size)) >> 20;
+}
+
+// Strict decimal: an optional sign, digits, an optional fraction and exponent, nothing else
+// (no spaces, no hex, no inf/nan), as a config file or a Python str(float) writes it. strtod
+// alone accepts " 1", "0x10" and "inf", which the dump thread then misreads.
+bool strict_decimal(const std::string& value) {
+  size_t i = 0;
+  const size_t n = value.size();
+  auto digits = [&] {
+    size_t start = i;
+    while (i < n && std::isdigit(static_cast<unsigned char>(value[i]))) ++i;
+    return i - start;
+  };
+  if (i < n && (value[i] == '+' || value[i] == '-')) ++i;
+  size_t mantissa = digits();
+  if (i < n && value[i] == '.') {
+    ++i;
+    mantissa += digits();
+  }
+  if (mantissa == 0) return false;
+  if (i < n && (value[i] == 'e' || value[i] == 'E')) {
+    ++i;
+    if (i < n && (value[i] == '+' || value[i] == '-')) ++i;
+    if (digits() == 0) return false;
+  }
+  return i == n;
+}
+
+// MXNet's message shapes ("Invalid Parameter format for KEY expect float but value='V'", and
+// its trailing-characters variant: docs/mxnet-compat.md#configuration) followed by what is
+// accepted.
+double parse_float(const std::string& key, const std::string& value, const char* range) {
   const char* begin = value.c_str();
   char* end = nullptr;
-  double v = std::strtod(begin, &end);
+  double v = value.empty() ? 0.0 : std::strtod(begin, &end);
   if (value.empty() || end == begin) {
     NANOMX_THROW() << "Invalid Parameter format for " << key << " expect float but value='" << value
-                   << "'";
+                   << "' (expected a finite decimal number in " << range << ")";
   }
   if (*end != '\0') {
     NANOMX_THROW() << "Invalid Parameter format for " << key << " expect float but value='" << value
-                   << "': Some trailing characters could not be parsed: '" << end << "'";
+                   << "': Some trailing characters could not be parsed: '" << end
+                   << "' (expected a finite decimal number in " << range << ")";
   }
+  NANOMX_CHECK(strict_decimal(value) && std::isfinite(v))
+      << "Invalid Parameter format for " << key << " expect float but value='" << value
+      << "' (expected a finite decimal number in " << range << ", without spaces, hex, inf or nan)";
   return v;
 }
 
-uint64_t parse_size(const std::string& key, const std::string& value) {
+uint64_t parse_size(const std::string& key, const std::string& value, uint64_t min, uint64_t max) {
   bool digits = !value.empty() && std::all_of(value.begin(), value.end(),
                                               [](unsigned char c) { return std::isdigit(c); });
   NANOMX_CHECK(digits && value.size() <= 12)
       << "Invalid Parameter format for " << key << " expect a non-negative integer but value='"
-      << value << "'";
-  return std::stoull(value);
+      << value << "' (expected decimal digits only, in [" << min << ", " << max << "])";
+  uint64_t v = std::stoull(value);
+  NANOMX_CHECK(v >= min && v <= max)
+      << "Invalid Parameter value for " << key << ": value='" << value
+      << "' is outside the accepted range [" << min << ", " << max << "]";
+  return v;
 }
 
 std::string choice_list(std::initializer_list<const char*> choices) {
@@ -127,7 +180,7 @@ const KeyRow kKeys[] = {
      }},
     {"dump_period", "float, optional, default=1: seconds between continuous flushes",
      [](const std::string& k, const std::string& v, Parsed* out) {
-       out->config.dump_period_seconds = parse_float(k, v);
+       out->config.dump_period_seconds = parse_float(k, v, kDumpPeriodRange);
      }},
     {"aggregate_stats", "boolean, optional, default=False: keep the table dumps() prints",
      [](const std::string& k, const std::string& v, Parsed* out) {
@@ -145,10 +198,10 @@ const KeyRow kKeys[] = {
        out->config.gpu_memory_profile_filename_prefix = v;
      }},
     {"max_buffer_mb",
-     "integer, optional, default=0 (unbounded): nanomx only; bound on event buffer memory, "
-     "events beyond it are dropped and counted in the trace",
+     "integer, optional, default=256: nanomx only; bound in MiB on event buffer memory, "
+     "1 to physical memory; events beyond it are dropped and counted in the trace",
      [](const std::string& k, const std::string& v, Parsed* out) {
-       out->config.max_buffer_bytes = parse_size(k, v) << 20;
+       out->config.max_buffer_bytes = parse_size(k, v, 1, physical_memory_mb()) << 20;
      }},
     {"duration_events",
      "{'begin_end', 'complete'}, optional, default='begin_end': nanomx only; write durations "
@@ -192,7 +245,13 @@ Config parse_config(const KeyValues& key_values) {
   config.mode = parsed.any_mode_flag ? parsed.mode : kDefaultMode;
   NANOMX_CHECK(!config.continuous_dump || config.dump_period_seconds > 0)
       << "Check failed: !continuous_dump || dump_period > 0 (dump_period="
-      << config.dump_period_seconds << " must be positive while continuous_dump is on)";
+      << config.dump_period_seconds << " must be positive while continuous_dump is on; accepted "
+      << kDumpPeriodRange << ")";
+  // The period only matters while continuous_dump is on (MXNet accepts any period without it).
+  NANOMX_CHECK(!config.continuous_dump || (config.dump_period_seconds >= kMinDumpPeriod &&
+                                           config.dump_period_seconds <= kMaxDumpPeriod))
+      << "Invalid Parameter value for dump_period: " << config.dump_period_seconds
+      << " is outside the accepted range " << kDumpPeriodRange;
   return config;
 }
 

@@ -2,9 +2,12 @@
 // records from thread buffers into the trace file, and the hooks other layers call.
 #include "nanomx/profiler.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -75,8 +78,10 @@ struct Profiler {
   std::string scope = "<unk>:";
   std::vector<ThreadStats::Snapshot> retired_stats;  // of threads that exited
   std::vector<ThreadStats::Snapshot> stats_scratch;  // dumps()'s working copy
-  uint64_t retired_dropped = 0;
-  bool reported_drops = false;
+  DropCounts retired_dropped{};                      // of threads that exited
+  // The process totals when the current file was configured or the previous one finished: the
+  // trace counts only the drops since (a new file does not inherit earlier files' drops).
+  DropCounts file_dropped_base{};
 
   NameId api_category = intern("MXNET_C_API");
   NameId api_calls_name = intern("MXNet C API Calls");
@@ -118,20 +123,34 @@ struct Profiler {
     return *fields;
   }
 
-  // Events dropped by every thread, exited ones included. Caller holds `mutex`.
-  uint64_t total_dropped() {
-    uint64_t dropped = retired_dropped;
+  // Events dropped by every thread since the process started, exited ones included, per kind.
+  // Caller holds `mutex`.
+  DropCounts total_dropped() {
+    DropCounts dropped = retired_dropped;
     ThreadRegistry& registry = thread_registry();
     std::lock_guard<std::mutex> lock(registry.mutex);
-    for (const auto& b : registry.buffers) dropped += b->dropped();
+    for (const auto& b : registry.buffers) b->add_dropped(&dropped);
     return dropped;
   }
 
+  // The next file's drop counts start from here. Caller holds `mutex`.
+  void start_file_drop_count() { file_dropped_base = total_dropped(); }
+
   std::string other_data() {
-    uint64_t dropped = total_dropped();
+    DropCounts dropped = total_dropped();
+    uint64_t file_total = 0;
+    std::string by_kind;
+    for (size_t k = 0; k < kDropKinds; ++k) {
+      uint64_t n = dropped[k] - file_dropped_base[k];
+      file_total += n;
+      by_kind += k == 0 ? "\"" : ",\"";
+      by_kind.append(drop_kind_name(static_cast<DropKind>(k))).append("\":");
+      by_kind += std::to_string(n);
+    }
     std::string s = identity_fields();
     s += ",\"os_pid\":" + std::to_string(getpid());  // per flush: a forked child has its own
-    s += ",\"dropped_events\":" + std::to_string(dropped);
+    s += ",\"dropped_events\":" + std::to_string(file_total);
+    s += ",\"dropped_events_by_kind\":{" + by_kind + "}";
     s += ",\"memory_peak_bytes\":{";
     bool first = true;
     for (int slot = 0; slot < device_slot_count(); ++slot) {
@@ -142,13 +161,6 @@ struct Profiler {
       s.append("\"").append(device_slot_name(slot)).append("\":").append(std::to_string(peak));
     }
     s += "}";
-    if (dropped > 0 && !reported_drops) {
-      reported_drops = true;
-      std::fprintf(stderr,
-                   "nanomx profiler: %llu events were dropped because the buffer bound "
-                   "(max_buffer_mb) was reached; the count is in the trace's otherData\n",
-                   static_cast<unsigned long long>(dropped));
-    }
     return s;
   }
 
@@ -183,7 +195,7 @@ struct Profiler {
     for (size_t i = 0; i < list.size();) {
       if (list[i]->retired.load(std::memory_order_acquire) && list[i]->fully_drained()) {
         list[i]->stats().snapshot(&retired_stats);
-        retired_dropped += list[i]->dropped();
+        list[i]->add_dropped(&retired_dropped);
         list.erase(list.begin() + static_cast<std::ptrdiff_t>(i));
       } else {
         ++i;
@@ -193,6 +205,7 @@ struct Profiler {
 
   void finish_output() {
     writer.close();
+    start_file_drop_count();
     output_enabled = false;
   }
 
@@ -212,7 +225,12 @@ struct Profiler {
           wake_dump_thread.wait(lock);
           continue;
         }
-        auto period = std::chrono::duration<double>(config.dump_period_seconds);
+        // parse_config keeps the period in [1 ms, 1 day]; apply_config takes any Config, and a
+        // period wait_for cannot represent (inf, 1e300) would make it return at once, forever.
+        double seconds = config.dump_period_seconds;
+        if (!(seconds >= 0.001)) seconds = 0.001;
+        if (seconds > 86400.0) seconds = 86400.0;
+        auto period = std::chrono::duration<double>(seconds);
         if (wake_dump_thread.wait_for(lock, period) == std::cv_status::no_timeout) continue;
         if (exiting || !config.continuous_dump || !output_enabled) continue;
         try {
@@ -247,6 +265,20 @@ Profiler& profiler() {
   static Profiler* instance = new Profiler();  // never destroyed; the exit hook finishes it
   return *instance;
 }
+
+}  // namespace
+
+// Without it a run that never dumps keeps every exited thread's ThreadBuffer (about 3.5 KiB
+// each with its statistics table): with threads replaced ~200 times a second, RSS grew by
+// 0.7 MiB/s past the buffer bound (docs/profiler.md#memory-bound). A busy collector already
+// does this at its next flush, hence try_lock: a new thread never waits for a flush.
+void forget_exited_threads_if_idle() {
+  Profiler& p = profiler();
+  std::unique_lock<std::mutex> lock(p.mutex, std::try_to_lock);
+  if (lock.owns_lock()) p.forget_exited_threads();
+}
+
+namespace {
 
 const char* env_setting(const char* nanomx_name, const char* mxnet_name) {
   const char* v = std::getenv(nanomx_name);
@@ -287,17 +319,17 @@ __attribute__((constructor(102))) void init_profiler_from_environment() {
 
 // Appends `count` records (already filled by `fill`) to this thread's buffer; drops when full.
 template <typename Fill>
-inline void append_record(Fill&& fill) {
+inline void append_record(DropKind kind, Fill&& fill) {
   ThreadBuffer* buffer = this_thread_buffer();
-  Record* r = buffer->reserve(1);
+  Record* r = buffer->reserve(1, kind);
   if (!r) return;
   fill(*r);
   buffer->commit(1);
 }
 
-void record_counter(NameId category, NameId name, uint64_t value, uint64_t ticks) {
+void record_counter(DropKind kind, NameId category, NameId name, uint64_t value, uint64_t ticks) {
   ThreadBuffer* buffer = this_thread_buffer();
-  if (Record* r = buffer->reserve(1)) {
+  if (Record* r = buffer->reserve(1, kind)) {
     *r = Record{ticks, value, name, category, 0, RecordKind::kCounter, 0, 0};
     buffer->commit(1);
   }
@@ -310,9 +342,42 @@ void record_counter(NameId category, NameId name, uint64_t value, uint64_t ticks
 // ---------------------------------------------------------------------------------------------
 // Control
 
+namespace {
+
+// Refuses a trace path that cannot be created, at config time rather than at the first dump
+// (which may be far later, in the dump thread, where the error only reaches stderr). Kept out
+// of parse_config, which the config fuzzer calls and which must not touch the file system.
+// Leaves no file behind: an existing file is only opened (apply_config deletes it next, as
+// MXNet does), a missing one is created exclusively and removed at once.
+void check_trace_path(const std::string& path) {
+  auto refuse = [&path](int error) {
+    NANOMX_THROW() << "Invalid Parameter value for filename: cannot create the trace file '" << path
+                   << "': " << std::strerror(error);
+  };
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) refuse(EISDIR);
+    // The file is deleted and created again: what matters is its directory.
+    std::string dir = path;
+    size_t slash = dir.rfind('/');
+    dir = slash == std::string::npos ? "." : slash == 0 ? "/" : dir.substr(0, slash);
+    if (::access(dir.c_str(), W_OK | X_OK) != 0) refuse(errno);
+    return;
+  }
+  if (errno != ENOENT) refuse(errno);
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) refuse(errno);
+  ::close(fd);
+  ::unlink(path.c_str());
+}
+
+}  // namespace
+
 void set_config(const KeyValues& key_values) { apply_config(parse_config(key_values)); }
 
 void apply_config(const Config& config) {
+  // Here rather than in set_config so that every way in (C API, Python, C++) is checked.
+  check_trace_path(config.filename);
   Profiler& p = profiler();
   std::lock_guard<std::mutex> lock(p.mutex);
   bool had_aggregate = p.config.aggregate_stats;
@@ -320,6 +385,7 @@ void apply_config(const Config& config) {
   // As MXNet: the configured file is deleted at once, and the next write starts it afresh
   // (each file gets its own header and metadata, unlike MXNet).
   p.writer.close();
+  p.start_file_drop_count();
   ::unlink(config.filename.c_str());
   chunk_pool().set_bound(config.max_buffer_bytes);
   chunk_pool().prefault(kPrefaultChunks);
@@ -413,7 +479,9 @@ Config current_config() {
 uint64_t dropped_events() {
   Profiler& p = profiler();
   std::lock_guard<std::mutex> lock(p.mutex);
-  return p.total_dropped();
+  uint64_t total = 0;
+  for (uint64_t n : p.total_dropped()) total += n;
+  return total;
 }
 
 void set_scope(std::string_view scope) {
@@ -475,8 +543,9 @@ void api_enter(NameId function) {
   uint64_t calls = g_api_calls.fetch_add(1, std::memory_order_relaxed) + 1;
   int64_t concurrency = g_api_concurrency.fetch_add(1, std::memory_order_relaxed) + 1;
   uint64_t t = now_ticks();
-  record_counter(p.api_category, p.api_calls_name, calls, t);
-  record_counter(p.api_category, p.api_concurrency_name, static_cast<uint64_t>(concurrency), t);
+  record_counter(DropKind::kApi, p.api_category, p.api_calls_name, calls, t);
+  record_counter(DropKind::kApi, p.api_category, p.api_concurrency_name,
+                 static_cast<uint64_t>(concurrency), t);
   ThreadBuffer* buffer = this_thread_buffer();
   if (buffer->api_depth < ThreadBuffer::kMaxApiDepth)
     buffer->api_stack[buffer->api_depth] = {function, now_ticks()};
@@ -493,7 +562,7 @@ void api_exit(NameId function) {
     if (buffer->api_depth < ThreadBuffer::kMaxApiDepth && active(kApi)) {
       const ApiFrame& frame = buffer->api_stack[buffer->api_depth];
       if (frame.function == function) {
-        append_record([&](Record& r) {
+        append_record(DropKind::kApi, [&](Record& r) {
           r = Record{frame.begin, end, function, p.api_category, 0, RecordKind::kTask, 0, 0};
         });
         if (active(detail::kAggregateBit))
@@ -503,7 +572,7 @@ void api_exit(NameId function) {
   }
   int64_t concurrency = g_api_concurrency.fetch_sub(1, std::memory_order_relaxed) - 1;
   if (active(kApi))
-    record_counter(p.api_category, p.api_concurrency_name,
+    record_counter(DropKind::kApi, p.api_category, p.api_concurrency_name,
                    static_cast<uint64_t>(concurrency < 0 ? 0 : concurrency), now_ticks());
 }
 
@@ -539,7 +608,7 @@ void record_operator_packed(NameId name, int slot, uint64_t begin_ticks, uint64_
       names().is_custom_operator(name) ? p.custom_operator_category : p.operator_category;
   const uint32_t extra = static_cast<uint32_t>(num_words / 4);
   const uint32_t flow = flow_id != 0 ? 1 : 0;
-  if (Record* r = buffer->reserve(flow + 1 + extra)) {
+  if (Record* r = buffer->reserve(flow + 1 + extra, DropKind::kOperator)) {
     if (flow) {
       *r++ = Record{begin_ticks, flow_id,
                     p.flow_name, category,
@@ -572,8 +641,9 @@ uint64_t flow_start(NameId category, uint32_t mode_bits) {
   uint64_t id = buffer->next_flow_id();
   uint64_t t = now_ticks();
   NameId flow_name = profiler().flow_name;
-  append_record(
-      [&](Record& r) { r = Record{t, id, flow_name, category, 0, RecordKind::kFlowStart, 0, 0}; });
+  append_record(DropKind::kFlow, [&](Record& r) {
+    r = Record{t, id, flow_name, category, 0, RecordKind::kFlowStart, 0, 0};
+  });
   return id;
 }
 
@@ -600,7 +670,8 @@ void memory_alloc(int slot, uint64_t bytes) {
   while (now > peak && !m.peak[slot].compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
   }
   if (!active(kMemory) || bytes == 0) return;
-  record_counter(profiler().storage_category, memory_counter_name(slot), now, now_ticks());
+  record_counter(DropKind::kMemory, profiler().storage_category, memory_counter_name(slot), now,
+                 now_ticks());
 }
 
 void memory_free(int slot, uint64_t bytes) {
@@ -615,7 +686,8 @@ void memory_free(int slot, uint64_t bytes) {
     after = before > bytes ? before - bytes : 0;
   } while (!m.in_use[slot].compare_exchange_weak(before, after, std::memory_order_relaxed));
   if (!active(kMemory)) return;
-  record_counter(profiler().storage_category, memory_counter_name(slot), after, now_ticks());
+  record_counter(DropKind::kMemory, profiler().storage_category, memory_counter_name(slot), after,
+                 now_ticks());
 }
 
 uint64_t memory_in_use(int slot) {
@@ -632,19 +704,19 @@ namespace internal {
 void record_duration(RecordKind kind, NameId category, NameId name, uint32_t payload,
                      uint64_t begin, uint64_t end) {
   ThreadBuffer* buffer = this_thread_buffer();
-  if (Record* r = buffer->reserve(1)) {
+  if (Record* r = buffer->reserve(1, DropKind::kUser)) {
     *r = Record{begin, end, name, category, payload, kind, 0, 0};
     buffer->commit(1);
   }
   if (active(detail::kAggregateBit)) buffer->stats().add_duration(category, name, end - begin);
 }
 void record_user_counter(NameId category, NameId name, uint64_t value) {
-  record_counter(category, name, value, now_ticks());
+  record_counter(DropKind::kUser, category, name, value, now_ticks());
 }
 void record_marker(NameId category, NameId name, MarkerScope scope) {
   ThreadBuffer* buffer = this_thread_buffer();
   uint64_t t = now_ticks();
-  if (Record* r = buffer->reserve(1)) {
+  if (Record* r = buffer->reserve(1, DropKind::kUser)) {
     *r = Record{t, 0, name, category, static_cast<uint32_t>(scope), RecordKind::kMarker, 0, 0};
     buffer->commit(1);
   }

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <new>
 
 namespace nanomx::profiler {
@@ -106,12 +107,18 @@ void ChunkPool::prefault(size_t count) {
 
 void ChunkPool::set_bound(uint64_t max_bytes) {
   std::lock_guard<std::mutex> lock(mutex_);
+  bound_bytes_ = max_bytes;
   bound_chunks_ = max_bytes == 0 ? 0 : std::max<uint64_t>(1, max_bytes / sizeof(Chunk));
   while (bound_chunks_ != 0 && allocated_ > bound_chunks_ && !free_.empty()) {
     spare_.push_back(free_.back());
     free_.pop_back();
     --allocated_;
   }
+}
+
+uint64_t ChunkPool::bound_bytes() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return bound_bytes_;
 }
 
 uint64_t ChunkPool::allocated_bytes() const {
@@ -133,14 +140,46 @@ ThreadBuffer::~ThreadBuffer() {
   }
 }
 
-Record* ThreadBuffer::reserve_slow(uint32_t n) {
+const char* drop_kind_name(DropKind kind) {
+  switch (kind) {
+    case DropKind::kOperator:
+      return "operator";
+    case DropKind::kApi:
+      return "api";
+    case DropKind::kMemory:
+      return "memory";
+    case DropKind::kFlow:
+      return "flow";
+    case DropKind::kUser:
+      return "user";
+    case DropKind::kCount:
+      break;
+  }
+  return "unknown";
+}
+
+void ThreadBuffer::drop(DropKind kind) {
+  dropped_[static_cast<size_t>(kind)].fetch_add(1, std::memory_order_relaxed);
+  // Said once per process, at the first drop, even when no dump ever runs: the user learns
+  // which setting to raise while the run is still going.
+  static std::atomic<bool> warned{false};
+  if (!warned.exchange(true, std::memory_order_relaxed)) {
+    std::fprintf(stderr,
+                 "nanomx profiler: the event buffer bound (max_buffer_mb=%llu) is reached; "
+                 "events are being dropped and counted in the trace's otherData "
+                 "(dropped_events). Raise max_buffer_mb or shorten dump_period to keep them.\n",
+                 static_cast<unsigned long long>(chunk_pool().bound_bytes() >> 20));
+  }
+}
+
+Record* ThreadBuffer::reserve_slow(uint32_t n, DropKind kind) {
   if (n > Chunk::kRecords) {
-    dropped_.fetch_add(1, std::memory_order_relaxed);
+    drop(kind);
     return nullptr;
   }
   Chunk* chunk = chunk_pool().acquire();
   if (!chunk) {
-    dropped_.fetch_add(1, std::memory_order_relaxed);
+    drop(kind);
     return nullptr;
   }
   if (write_chunk_) {
@@ -187,6 +226,7 @@ thread_local ThreadBufferOwner t_owner;
 }  // namespace
 
 ThreadBuffer* register_this_thread() {
+  forget_exited_threads_if_idle();  // before the registry lock: the collector takes it second
   ThreadRegistry& registry = thread_registry();
   std::lock_guard<std::mutex> lock(registry.mutex);
   uint32_t tid = static_cast<uint32_t>(registry.thread_names.size());

@@ -10,6 +10,7 @@
 // chunk.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -21,6 +22,13 @@
 #include "profiler/record.h"
 
 namespace nanomx::profiler {
+
+// What a dropped event was, for the per-kind counts in the trace's otherData.
+enum class DropKind : uint8_t { kOperator, kApi, kMemory, kFlow, kUser, kCount };
+constexpr size_t kDropKinds = static_cast<size_t>(DropKind::kCount);
+// The key of each kind in otherData.dropped_events_by_kind.
+const char* drop_kind_name(DropKind kind);
+using DropCounts = std::array<uint64_t, kDropKinds>;
 
 struct Chunk {
   // 4095 records + the 16-byte header: 16 chunks fill a 2 MiB slab exactly (4096 would fit 15).
@@ -39,6 +47,7 @@ class ChunkPool {
   void prefault(size_t count);
   void set_bound(uint64_t max_bytes);
   uint64_t allocated_bytes() const;
+  uint64_t bound_bytes() const;  // as configured; 0 = unbounded
 
  private:
   Chunk* allocate_locked();
@@ -52,6 +61,7 @@ class ChunkPool {
   size_t slab_left_ = 0;
   uint64_t allocated_ = 0;     // chunks in existence
   uint64_t bound_chunks_ = 0;  // 0 = unbounded
+  uint64_t bound_bytes_ = 0;   // as configured, for messages
 };
 
 ChunkPool& chunk_pool();
@@ -67,11 +77,12 @@ class ThreadBuffer {
   ~ThreadBuffer();
 
   // ---- producer side (owning thread only)
-  // Room for `n` contiguous records, or nullptr (counted as dropped) when the bound is reached.
-  Record* reserve(uint32_t n) {
+  // Room for `n` contiguous records, or nullptr (counted as a dropped event of `kind`) when the
+  // bound is reached.
+  Record* reserve(uint32_t n, DropKind kind) {
     if (write_chunk_ && write_pos_ + n <= Chunk::kRecords)
       return &write_chunk_->records[write_pos_];
-    return reserve_slow(n);
+    return reserve_slow(n, kind);
   }
   void commit(uint32_t n) {
     write_pos_ += n;
@@ -92,17 +103,22 @@ class ThreadBuffer {
   bool fully_drained() const;
 
   uint32_t tid() const { return tid_; }
-  uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
+  // Adds this buffer's drops per kind to `counts`.
+  void add_dropped(DropCounts* counts) const {
+    for (size_t k = 0; k < kDropKinds; ++k)
+      (*counts)[k] += dropped_[k].load(std::memory_order_relaxed);
+  }
   std::atomic<bool> retired{false};  // the thread has exited
 
  private:
-  Record* reserve_slow(uint32_t n);
+  Record* reserve_slow(uint32_t n, DropKind kind);
+  void drop(DropKind kind);
 
   const uint32_t tid_;
   Chunk* write_chunk_ = nullptr;
   uint32_t write_pos_ = 0;
   uint64_t flow_sequence_ = 0;
-  std::atomic<uint64_t> dropped_{0};
+  std::atomic<uint64_t> dropped_[kDropKinds] = {};
   ThreadStats stats_;
 
   std::atomic<Chunk*> published_first_{nullptr};
@@ -129,6 +145,10 @@ struct ThreadRegistry {
   std::vector<std::string> thread_names;  // index = tid
 };
 ThreadRegistry& thread_registry();
+// The collector (profiler.cc) drops the buffers of exited threads whose records are all written,
+// keeping their statistics and drop counts; skipped when the collector is busy. Called when a
+// thread registers, so that thread churn without dumps does not grow the registry.
+void forget_exited_threads_if_idle();
 
 template <typename Visit>
 void ThreadBuffer::drain(Visit&& visit) {

@@ -2,6 +2,13 @@
 // (docs/mxnet-compat.md#configuration, with its departure for the mode flags).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <thread>
 
 #include "nanomx/error.h"
 #include "nanomx/profiler.h"
@@ -61,7 +68,7 @@ TEST_F(ProfilerConfig, DefaultsOfTheOtherKeys) {
   EXPECT_FALSE(c.aggregate_stats);
   EXPECT_EQ(c.profile_process, prof::ProfileProcess::kWorker);
   EXPECT_EQ(c.gpu_memory_profile_filename_prefix, "gpu_memory_profile");
-  EXPECT_EQ(c.max_buffer_bytes, 0u);
+  EXPECT_EQ(c.max_buffer_bytes, uint64_t{256} << 20);
   EXPECT_EQ(c.duration_events, prof::DurationEvents::kBeginEnd);
 }
 
@@ -116,9 +123,132 @@ TEST_F(ProfilerConfig, BadBoolNamesKeyValueAndChoices) {
 
 TEST_F(ProfilerConfig, BadFloat) {
   EXPECT_EQ(error_of({{"dump_period", "soon"}}),
-            "Invalid Parameter format for dump_period expect float but value='soon'");
+            "Invalid Parameter format for dump_period expect float but value='soon' (expected a "
+            "finite decimal number in [0.001, 86400] seconds)");
   EXPECT_THAT(error_of({{"dump_period", "1.5s"}}),
               HasSubstr("Some trailing characters could not be parsed: 's'"));
+}
+
+// strtod alone takes all of these; each would reach the dump thread (docs/mxnet-compat.md).
+TEST_F(ProfilerConfig, FloatsAreParsedStrictly) {
+  for (const char* bad : {"inf", "-inf", "nan", "NAN", "infinity", "0x10", "0X1p3", " 1", "1 ",
+                          "\t1", "1\n", "+", ".", "1e", "1e+", "--1", "1.5.2", ""}) {
+    std::string e = error_of({{"dump_period", bad}});
+    EXPECT_THAT(e, HasSubstr("Invalid Parameter format for dump_period expect float but value='" +
+                             std::string(bad) + "'"))
+        << "value '" << bad << "'";
+    EXPECT_THAT(e, HasSubstr("[0.001, 86400] seconds")) << "value '" << bad << "'";
+  }
+  // The spellings Python's str(float) and config files use stay accepted.
+  for (const char* good : {"1", "0.5", ".5", "5.", "+2", "1e-3", "1E2", "2.5e+1"})
+    EXPECT_EQ(error_of({{"dump_period", good}}), "") << "value '" << good << "'";
+}
+
+TEST_F(ProfilerConfig, DumpPeriodMustBeWithinOneMillisecondAndOneDay) {
+  for (const char* bad : {"1e300", "1e-9", "0.0009", "86401", "1e5"}) {
+    std::string e = error_of({{"dump_period", bad}});
+    EXPECT_THAT(e, HasSubstr("dump_period")) << bad;
+    EXPECT_THAT(e, HasSubstr("outside the accepted range [0.001, 86400] seconds")) << bad;
+  }
+  EXPECT_THAT(error_of({{"dump_period", "-1"}}),
+              HasSubstr("Check failed: !continuous_dump || dump_period > 0"));
+  EXPECT_THAT(error_of({{"dump_period", "-1"}}), HasSubstr("[0.001, 86400] seconds"));
+  EXPECT_EQ(prof::parse_config({{"dump_period", "0.001"}}).dump_period_seconds, 0.001);
+  EXPECT_EQ(prof::parse_config({{"dump_period", "86400"}}).dump_period_seconds, 86400.0);
+  // Without continuous dump the period is unused (as MXNet), but it must still be a number.
+  EXPECT_EQ(error_of({{"dump_period", "1e300"}, {"continuous_dump", "false"}}), "");
+  EXPECT_NE(error_of({{"dump_period", "inf"}, {"continuous_dump", "false"}}), "");
+}
+
+TEST_F(ProfilerConfig, IntegersAreParsedStrictlyWithinOneMiBAndPhysicalMemory) {
+  for (const char* bad : {"0x10", " 1", "1 ", "+1", "-1", "1.0", "1e3", "inf", "nan", ""}) {
+    std::string e = error_of({{"max_buffer_mb", bad}});
+    EXPECT_THAT(e, HasSubstr("Invalid Parameter format for max_buffer_mb expect a non-negative "
+                             "integer but value='" +
+                             std::string(bad) + "'"))
+        << "value '" << bad << "'";
+    EXPECT_THAT(e, HasSubstr("in [1, ")) << "value '" << bad << "'";
+  }
+  const uint64_t physical_mb = (static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) *
+                                static_cast<uint64_t>(sysconf(_SC_PAGESIZE))) >>
+                               20;
+  const std::string range = "[1, " + std::to_string(physical_mb) + "]";
+  EXPECT_THAT(error_of({{"max_buffer_mb", "0"}}), HasSubstr("outside the accepted range " + range));
+  EXPECT_THAT(error_of({{"max_buffer_mb", std::to_string(physical_mb + 1)}}),
+              HasSubstr("outside the accepted range " + range));
+  EXPECT_THAT(error_of({{"max_buffer_mb", "999999999999"}}), HasSubstr(range));
+  EXPECT_EQ(prof::parse_config({{"max_buffer_mb", std::to_string(physical_mb)}}).max_buffer_bytes,
+            physical_mb << 20);
+}
+
+std::string set_config_error(const prof::KeyValues& kv) {
+  try {
+    prof::set_config(kv);
+  } catch (const nanomx::Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST_F(ProfilerConfig, UncreatableFilenameIsRefusedAtSetConfig) {
+  EXPECT_THAT(set_config_error({{"filename", "missing_dir/t.json"}}),
+              HasSubstr("cannot create the trace file 'missing_dir/t.json': No such file or "
+                        "directory"));
+  std::filesystem::create_directory("a_dir");
+  EXPECT_THAT(set_config_error({{"filename", "a_dir"}}),
+              HasSubstr("cannot create the trace file 'a_dir': Is a directory"));
+  // A refused config changes nothing.
+  EXPECT_EQ(prof::current_config().filename, "profile.json");
+  // The check leaves no file behind; an existing file is kept until the config deletes it.
+  EXPECT_EQ(set_config_error({{"filename", "fresh.json"}}), "");
+  EXPECT_FALSE(std::filesystem::exists("fresh.json"));
+  std::ofstream("old.json") << "{}";
+  EXPECT_EQ(set_config_error({{"filename", "old.json"}}), "");
+  EXPECT_FALSE(std::filesystem::exists("old.json"));  // deleted by the config, as MXNet
+  // parse_config never touches the file system (the config fuzzer calls it).
+  EXPECT_EQ(error_of({{"filename", "missing_dir/t.json"}}), "");
+}
+
+TEST_F(ProfilerConfig, UnwritableDirectoryIsRefusedAtSetConfig) {
+  if (geteuid() == 0) GTEST_SKIP() << "root writes anywhere";
+  std::filesystem::create_directory("locked");
+  std::filesystem::permissions(
+      "locked", std::filesystem::perms::owner_read | std::filesystem::perms::owner_exec);
+  EXPECT_THAT(set_config_error({{"filename", "locked/t.json"}}),
+              HasSubstr("cannot create the trace file 'locked/t.json': Permission denied"));
+  std::filesystem::permissions("locked", std::filesystem::perms::owner_all);
+}
+
+TEST_F(ProfilerConfig, UnwritableFileInAProcFilesystemIsRefused) {
+  // Not creatable even by root: /proc refuses new files.
+  EXPECT_THAT(set_config_error({{"filename", "/proc/nanomx_trace.json"}}),
+              HasSubstr("cannot create the trace file '/proc/nanomx_trace.json': "));
+}
+
+// The hang the issue measured: a bad period was accepted, the dump thread spun and stop never
+// returned. Now the config is refused, and a run with the previous config stops at once.
+TEST_F(ProfilerConfig, BadDumpPeriodThenStopReturns) {
+  prof::set_config({{"filename", "hang.json"}, {"dump_period", "0.01"}});
+  prof::set_state(prof::State::kRunning);
+  for (const char* bad : {"inf", "1e300", "1e-9", "nan"})
+    EXPECT_NE(set_config_error({{"filename", "hang.json"}, {"dump_period", bad}}), "") << bad;
+  auto start = std::chrono::steady_clock::now();
+  prof::set_state(prof::State::kStopped);
+  prof::dump(true);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+}
+
+// apply_config takes a Config as it is: the dump thread clamps a period it cannot wait for.
+TEST_F(ProfilerConfig, ApplyConfigWithAnInfinitePeriodDoesNotSpin) {
+  prof::Config config = prof::parse_config({{"filename", "inf.json"}});
+  config.dump_period_seconds = std::numeric_limits<double>::infinity();
+  prof::apply_config(config);
+  prof::set_state(prof::State::kRunning);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  auto start = std::chrono::steady_clock::now();
+  prof::set_state(prof::State::kStopped);
+  prof::dump(true);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
 }
 
 TEST_F(ProfilerConfig, BadEnum) {

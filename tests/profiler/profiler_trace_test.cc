@@ -258,7 +258,11 @@ TEST_F(Trace, ConfigDeletesTheTargetFile) {
 }
 
 TEST_F(Trace, UnwritableFileGivesAClearErrorAndKeepsTheEvents) {
-  configure("/nonexistent-dir/x.json");
+  // set_config refuses a path that cannot be created; one that becomes uncreatable after the
+  // config (its directory removed) fails at the dump.
+  std::filesystem::create_directory("nonexistent-dir");
+  configure("nonexistent-dir/x.json");
+  std::filesystem::remove_all("nonexistent-dir");
   prof::set_state(prof::State::kRunning);
   prof::Domain d("D");
   prof::Counter(d, "kept").set_value(9);
@@ -266,7 +270,7 @@ TEST_F(Trace, UnwritableFileGivesAClearErrorAndKeepsTheEvents) {
     prof::dump(true);
     FAIL() << "expected an error";
   } catch (const nanomx::Error& e) {
-    EXPECT_THAT(e.what(), ::testing::HasSubstr("cannot open trace file '/nonexistent-dir/x.json'"));
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("cannot open trace file 'nonexistent-dir/x.json'"));
   }
   configure("recovered.json");
   prof::set_state(prof::State::kRunning);

@@ -255,6 +255,28 @@ def test_bad_config_errors_name_the_problem(in_tmp):
         profiler.Domain("")  # an error, not MXNet's abort
 
 
+@pytest.mark.parametrize("period", [float("inf"), 1e300, 1e-9, float("nan"), "0x10", " 1", "1 "])
+def test_bad_dump_period_is_refused_with_the_range(in_tmp, period):
+    with pytest.raises(mx.MXNetError, match=r"dump_period.*\[0\.001, 86400\] seconds"):
+        profiler.set_config(filename="p.json", dump_period=period)
+
+
+@pytest.mark.parametrize("size", ["0x10", " 1", "0", "-1", 10**12])
+def test_bad_max_buffer_mb_is_refused_with_the_range(in_tmp, size):
+    with pytest.raises(mx.MXNetError, match=r"max_buffer_mb.*\[1, \d+\]"):
+        profiler.set_config(filename="p.json", max_buffer_mb=size)
+
+
+def test_uncreatable_filename_is_refused_at_set_config(in_tmp):
+    with pytest.raises(mx.MXNetError, match="'no_dir/p.json': No such file or directory"):
+        profiler.set_config(filename="no_dir/p.json")
+    os.mkdir("d")
+    with pytest.raises(mx.MXNetError, match="'d': Is a directory"):
+        profiler.set_config(filename="d")
+    profiler.set_config(filename="ok.json")
+    assert not os.path.exists("ok.json")  # the check leaves no file behind
+
+
 def test_dump_before_run_and_second_finished_dump_error(profile_to):
     profile_to.start("twice.json", profile_all=True)
     mx.nd.ones((2, 2)).wait_to_read()
