@@ -12,6 +12,25 @@
 
 namespace nanomx::engine {
 
+OprBlock* new_async_opr_block(AsyncFn fn, Completer* completer, Context ctx,
+                              std::span<const VarHandle> reads, std::span<const VarHandle> writes,
+                              const PushOptions& options) {
+  NANOMX_CHECK(fn) << "engine push_async" << (options.name ? " of " : "")
+                   << (options.name ? options.name : "") << ": empty function";
+  auto* op = new OprBlock;
+  op->async = std::make_unique<AsyncState>();
+  op->async->fn = std::move(fn);
+  op->async->completer = completer;
+  op->async->refs.store(1, std::memory_order_relaxed);  // the engine's
+  try {
+    init_opr_block(*op, ctx, reads, writes, options);
+  } catch (...) {
+    delete op;
+    throw;
+  }
+  return op;
+}
+
 void init_opr_block(OprBlock& op, Context ctx, std::span<const VarHandle> reads,
                     std::span<const VarHandle> writes, const PushOptions& options) {
   op.ctx = ctx;

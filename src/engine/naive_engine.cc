@@ -35,19 +35,7 @@ class NaiveEngine final : public Engine, private Completer {
 
   void push_async(AsyncFn fn, Context ctx, std::span<const VarHandle> reads,
                   std::span<const VarHandle> writes, const PushOptions& options) override {
-    NANOMX_CHECK(fn) << "engine push_async" << (options.name ? " of " : "")
-                     << (options.name ? options.name : "") << ": empty function";
-    auto* op = new OprBlock;
-    op->async = std::make_unique<AsyncState>();
-    op->async->fn = std::move(fn);
-    op->async->completer = this;
-    op->async->refs.store(1, std::memory_order_relaxed);  // ours, until the operation finished
-    try {
-      init_opr_block(*op, ctx, reads, writes, options);
-    } catch (...) {
-      delete op;
-      throw;
-    }
+    OprBlock* op = new_async_opr_block(std::move(fn), this, ctx, reads, writes, options);
     run_async_opr_block(op);
     {
       std::unique_lock lock(mutex_);

@@ -257,22 +257,8 @@ class ThreadedEngine final : public Engine, private Completer {
 
   void push_async(AsyncFn fn, Context ctx, std::span<const VarHandle> reads,
                   std::span<const VarHandle> writes, const PushOptions& options) override {
-    NANOMX_CHECK(fn) << "engine push_async" << (options.name ? " of " : "")
-                     << (options.name ? options.name : "") << ": empty function";
     if (find_pool(ctx) == nullptr) pool_for(ctx);
-    auto* op = new OprBlock;
-    op->async = std::make_unique<AsyncState>();
-    op->async->fn = std::move(fn);
-    op->async->completer = this;
-    op->async->refs.store(1,
-                          std::memory_order_relaxed);  // the engine's, until the function returned
-    try {
-      init_opr_block(*op, ctx, reads, writes, options);
-    } catch (...) {
-      delete op;
-      throw;
-    }
-    submit(op);
+    submit(new_async_opr_block(std::move(fn), this, ctx, reads, writes, options));
   }
 
   void delete_variable(std::function<void()> on_delete, Context ctx, VarHandle var) override {

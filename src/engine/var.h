@@ -157,6 +157,13 @@ struct OprBlock : base::Pooled<OprBlock> {
 void init_opr_block(OprBlock& op, Context ctx, std::span<const VarHandle> reads,
                     std::span<const VarHandle> writes, const PushOptions& options);
 
+// A heap block for push_async (both engines): checks fn, gives the block its AsyncState with
+// one reference held by the pushing engine, and fills it as init_opr_block does (the block is
+// deleted again when that throws).
+OprBlock* new_async_opr_block(AsyncFn fn, Completer* completer, Context ctx,
+                              std::span<const VarHandle> reads, std::span<const VarHandle> writes,
+                              const PushOptions& options);
+
 // Runs op->fn unless an input holds an error (then returns that error), recording the profiler
 // event. Returns the error the op produced or inherited (null when it succeeded).
 ErrorRef run_opr_block(OprBlock& op, bool& new_error);

@@ -525,17 +525,12 @@ bool infer_known(const Op& op, const ParsedParams& params, std::span<const NDArr
   for (const NDArray& a : in) {
     if (a.dtype() != dtype) return false;
   }
-  // The pointers on the stack for a few inputs (every call passes here), on the heap for more.
-  constexpr size_t kLocal = 6;
-  const Shape* local[kLocal];
-  std::unique_ptr<const Shape*[]> heap;
-  const Shape** ptrs = local;
-  if (in.size() > kLocal) {
-    heap = std::make_unique<const Shape*[]>(in.size());
-    ptrs = heap.get();
-  }
-  for (size_t i = 0; i < in.size(); ++i) ptrs[i] = &in[i].shape();
-  if (!op.infer_shape_known(params, std::span<const Shape* const>(ptrs, in.size()), out_shapes)) {
+  // Inline for a few inputs (every call passes here), on the heap for more.
+  SmallVector<const Shape*, 6> shapes;
+  shapes.reserve(in.size());
+  for (const NDArray& a : in) shapes.push_back(&a.shape());
+  if (!op.infer_shape_known(params, std::span<const Shape* const>(shapes.data(), shapes.size()),
+                            out_shapes)) {
     return false;
   }
   // Given outputs were constraints of the general inference: any mismatch is reported there.
