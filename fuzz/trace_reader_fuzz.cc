@@ -64,5 +64,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } catch (const TraceError& error) {
     check_message(error);
   }
+  std::remove(scratch_path().c_str());  // no scratch files left behind in TMPDIR
   return 0;
 }
