@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Checks that a Chrome-trace file is one a viewer can open and read correctly.
 
-    validate_trace.py FILE [FILE ...]     exit 0 when every file passes; problems on stderr
+    validate_trace.py [--partial] FILE [FILE ...]
+                                          exit 0 when every file passes; problems on stderr
 
 Rules (docs/trace-format.md): the file is valid JSON (object form with "traceEvents", or a bare
 array); every `B` has its `E` on the same thread, properly nested, never ending before it
@@ -9,7 +10,12 @@ began; every async `b` has its `e` (same cat, id and name); every `X` has a non-
 every pid has `process_name` metadata and every (pid, tid) that records has `thread_name`
 metadata; each flow id has exactly one `s` and one `f`; timestamps are non-negative numbers.
 
-Importable: validate(events) returns a list of problems (empty when the trace is good).
+--partial: the file was written while the process ran (a continuous-dump file, or one left by a
+killed process): an operation pushed but not yet run has its flow start without its finish,
+which is allowed then. A finish without its start never is.
+
+Importable: validate(events, partial=False) returns a list of problems (empty when the trace is
+good).
 """
 import json
 import sys
@@ -29,7 +35,7 @@ def load_events(path):
     raise ValueError(f"{path}: expected a JSON object or array at top level")
 
 
-def validate(events):
+def validate(events, partial=False):
     problems = []
     process_names = set()
     thread_names = set()
@@ -97,6 +103,8 @@ def validate(events):
         for begin in opened:
             problems.append(f"async 'b' {key[2]!r} (cat {key[0]!r}, id {key[1]}) never ends")
     for key, count in flows.items():
+        if partial and count["s"] == 1 and count["f"] == 0:
+            continue
         if count["s"] != 1 or count["f"] != 1:
             problems.append(f"flow {key}: {count['s']} start(s) and {count['f']} finish(es)")
     for pid in sorted(used_pids - process_names, key=str):
@@ -107,18 +115,20 @@ def validate(events):
 
 
 def main(argv):
-    if len(argv) < 2:
-        print(__doc__.strip().splitlines()[2].strip(), file=sys.stderr)
+    partial = "--partial" in argv[1:]
+    paths = [a for a in argv[1:] if a != "--partial"]
+    if not paths:
+        print("\n".join(__doc__.strip().splitlines()[2:4]), file=sys.stderr)
         return 2
     failed = False
-    for path in argv[1:]:
+    for path in paths:
         try:
             events = load_events(path)
         except (OSError, ValueError) as err:
             print(f"{path}: {err}", file=sys.stderr)
             failed = True
             continue
-        problems = validate(events)
+        problems = validate(events, partial)
         for p in problems[:50]:
             print(f"{path}: {p}", file=sys.stderr)
         if len(problems) > 50:

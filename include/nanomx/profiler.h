@@ -73,6 +73,11 @@ struct Config {
   static constexpr uint64_t kDefaultMaxBufferBytes = uint64_t{256} << 20;
   uint64_t max_buffer_bytes = kDefaultMaxBufferBytes;
   DurationEvents duration_events = DurationEvents::kBeginEnd;
+  // nanomx-only: sync the trace to the disk at every flush (fdatasync of the file, fsync of its
+  // directory). Off by default: a killed process never loses a committed flush either way (the
+  // page cache outlives it); only a power loss or a kernel crash needs this
+  // (docs/profiler.md#crash-safety).
+  bool fsync = false;
 };
 
 using KeyValues = std::vector<std::pair<std::string, std::string>>;

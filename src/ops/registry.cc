@@ -48,7 +48,10 @@ struct Table {
   std::vector<std::unique_ptr<Kernel>> kernels;
 };
 
-Table* building = nullptr;
+// The table being built, seen only by the thread building it: another thread's first lookup
+// must wait for the finished table (table()'s static initialisation), not read a half-built one
+// (four threads' first invoke once failed with "unknown operator").
+thread_local Table* building = nullptr;
 // The table's kernel slots, set once while it is built (before any Op can be looked up), so the
 // call path reads a kernel with one load.
 std::atomic<const Kernel*>* kernel_slots = nullptr;

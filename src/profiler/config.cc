@@ -142,7 +142,7 @@ Enum parse_choice(const std::string& key, const std::string& value,
 
 // One row per key: its name, its documentation (the unknown-key error lists them, as MXNet's
 // ProfileConfigParam) and how its value is parsed into the configuration. MXNet's keys
-// (docs/mxnet-compat.md) and the two nanomx additions, in the order they are documented.
+// (docs/mxnet-compat.md) and the three nanomx additions, in the order they are documented.
 struct KeyRow {
   const char* key;
   const char* doc;
@@ -210,6 +210,12 @@ const KeyRow kKeys[] = {
        static const std::pair<const char*, DurationEvents> kChoices[] = {
            {"begin_end", DurationEvents::kBeginEnd}, {"complete", DurationEvents::kComplete}};
        out->config.duration_events = parse_choice(k, v, kChoices, {"begin_end", "complete"});
+     }},
+    {"fsync",
+     "boolean, optional, default=False: nanomx only; sync the trace to the disk at every "
+     "flush, so a committed flush also survives a power loss",
+     [](const std::string& k, const std::string& v, Parsed* out) {
+       out->config.fsync = parse_bool(k, v);
      }},
 };
 

@@ -7,6 +7,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
@@ -38,7 +39,10 @@ namespace {
 
 constexpr int kMaxGpuSlots = 64;
 constexpr size_t kPrefaultChunks = 32;  // 4 MiB of records ready when profiling starts
-constexpr size_t kFlushPieceBytes = 8u << 20;
+// A long drain commits every piece of this size, so the file grows while it runs.
+constexpr size_t kFlushPieceBytes = 2u << 20;
+// Per thread and periodic flush: 256 Ki records (8 MiB of records, about 25 MB of JSON).
+constexpr size_t kFlushBudgetRecords = 256u << 10;
 
 int cpu_slot_count() {
   static const int count = [] {
@@ -73,6 +77,8 @@ struct Profiler {
   bool output_enabled = false;
   bool exiting = false;
   std::thread dump_thread;
+  uint64_t failed_flushes = 0;      // continuous flushes failed in a row (reported once)
+  uint64_t commits_at_failure = 0;  // the writer's commit count at the last failure
   TraceWriter writer;
   TickConverter clock;
   std::string scope = "<unk>:";
@@ -151,6 +157,8 @@ struct Profiler {
     s += ",\"os_pid\":" + std::to_string(getpid());  // per flush: a forked child has its own
     s += ",\"dropped_events\":" + std::to_string(file_total);
     s += ",\"dropped_events_by_kind\":{" + by_kind + "}";
+    // Finishes whose start went to an earlier file (in flight when that file was finished).
+    s += ",\"flow_finishes_omitted\":" + std::to_string(writer.omitted_flow_finishes());
     s += ",\"memory_peak_bytes\":{";
     bool first = true;
     for (int slot = 0; slot < device_slot_count(); ++slot) {
@@ -164,10 +172,31 @@ struct Profiler {
     return s;
   }
 
-  // Moves every committed record into the trace file. Caller holds `mutex`.
-  void write_pending() {
+  // Moves every committed record into the trace file and commits it (the file changes only
+  // here, as a whole). Caller holds `mutex`.
+  //
+  // A periodic flush drains at most kFlushBudgetRecords per thread: threads that record as fast
+  // as the collector writes would otherwise hold it (and set_state, dump, config) forever; what
+  // is left waits for the next period, and the buffer bound drops what does not fit. The last
+  // flush of a file drains everything.
+  void write_pending(bool everything = true) {
     clock.anchor_now();
-    if (!writer.has_file()) writer.start_file(config.filename, config.duration_events);
+    if (!writer.has_file())
+      writer.start_file(config.filename, config.duration_events, config.fsync);
+    // Text that a failed write left goes first. While it cannot be written nothing more is
+    // drained: the records wait in the thread buffers, bounded by max_buffer_mb, instead of
+    // piling up here.
+    if (writer.pending_bytes() > 0) writer.write_pending();
+    const size_t budget = everything ? SIZE_MAX : kFlushBudgetRecords;
+    drain_all(budget);
+    // A flow finish drained before its start (the worker's buffer came before the pusher's)
+    // waits in the writer; one more pass picks up the starts recorded meanwhile.
+    if (writer.held_flow_finishes() > 0) drain_all(budget);
+    writer.commit(other_data(), clock);
+    forget_exited_threads();
+  }
+
+  void drain_all(size_t budget) {
     std::vector<std::shared_ptr<ThreadBuffer>> buffers;
     {
       ThreadRegistry& registry = thread_registry();
@@ -177,13 +206,15 @@ struct Profiler {
     }
     for (const auto& buffer : buffers) {
       uint32_t tid = buffer->tid();
-      buffer->drain([&](const Record& r, const Record* following, uint32_t extra) {
-        writer.add(r, following, extra, tid, clock);
-        if (writer.pending_bytes() > kFlushPieceBytes) writer.flush(other_data());
-      });
+      buffer->drain(
+          [&](const Record& r, const Record* following, uint32_t extra) {
+            // Before formatting the record: a write that throws leaves it in its buffer. Each
+            // piece is committed, so the file grows during a long drain too.
+            if (writer.pending_bytes() > kFlushPieceBytes) writer.commit(other_data(), clock);
+            writer.add(r, following, extra, tid, clock);
+          },
+          budget);
     }
-    writer.flush(other_data());
-    forget_exited_threads();
   }
 
   // Threads that exited and whose records are all written: keep their statistics and drop
@@ -219,27 +250,60 @@ struct Profiler {
     if (dump_thread.joinable()) return;
     dump_thread = std::thread([this] {
       set_thread_name("profiler dump");
+      using Clock = std::chrono::steady_clock;
       std::unique_lock<std::mutex> lock(mutex);
+      Clock::time_point deadline = Clock::now();
       while (!exiting) {
         if (!config.continuous_dump) {
           wake_dump_thread.wait(lock);
+          deadline = Clock::now();
           continue;
         }
         // parse_config keeps the period in [1 ms, 1 day]; apply_config takes any Config, and a
-        // period wait_for cannot represent (inf, 1e300) would make it return at once, forever.
+        // period wait_until cannot represent (inf, 1e300) would make it return at once, forever.
         double seconds = config.dump_period_seconds;
         if (!(seconds >= 0.001)) seconds = 0.001;
         if (seconds > 86400.0) seconds = 86400.0;
-        auto period = std::chrono::duration<double>(seconds);
-        if (wake_dump_thread.wait_for(lock, period) == std::cv_status::no_timeout) continue;
+        const auto period =
+            std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+        // Flushes start a period apart, however long each takes (a wake-up by a config or
+        // state change keeps the deadline; a shorter new period takes effect at once).
+        deadline = std::min(deadline, Clock::now() + period);
+        if (wake_dump_thread.wait_until(lock, deadline) == std::cv_status::no_timeout) continue;
+        const auto now = Clock::now();
+        deadline += period;
+        // Behind (a flush took longer than a period): the next one starts soon, leaving the
+        // lock free for a moment so that set_state, dump and config calls get their turn.
+        if (deadline < now + period / 10) deadline = now + period / 10;
         if (exiting || !config.continuous_dump || !output_enabled) continue;
         try {
-          write_pending();
+          write_pending(/*everything=*/false);
+          report_recovery();
         } catch (const std::exception& e) {
-          std::fprintf(stderr, "nanomx profiler: continuous dump failed: %s\n", e.what());
+          // A long flush commits piece by piece: a failure after some pieces went in is a new
+          // failure after a recovery, not the same one.
+          if (writer.commits() != commits_at_failure) report_recovery();
+          commits_at_failure = writer.commits();
+          // Once per run of failures (a full disk fails every period): the file keeps its last
+          // committed content and each period retries.
+          if (failed_flushes++ == 0) {
+            std::fprintf(stderr,
+                         "nanomx profiler: continuous dump failed: %s (the trace keeps its last "
+                         "complete flush; retrying every period, reported again on recovery)\n",
+                         e.what());
+          }
         }
       }
     });
+  }
+
+  void report_recovery() {
+    if (failed_flushes > 0) {
+      std::fprintf(stderr,
+                   "nanomx profiler: continuous dump works again after %llu failed flush(es)\n",
+                   static_cast<unsigned long long>(failed_flushes));
+    }
+    failed_flushes = 0;
   }
 
   void at_exit() {
@@ -385,6 +449,7 @@ void apply_config(const Config& config) {
   // As MXNet: the configured file is deleted at once, and the next write starts it afresh
   // (each file gets its own header and metadata, unlike MXNet).
   p.writer.close();
+  p.writer.forget_finished_file();  // a new configuration starts its file afresh (as MXNet)
   p.start_file_drop_count();
   ::unlink(config.filename.c_str());
   chunk_pool().set_bound(config.max_buffer_bytes);
@@ -640,10 +705,12 @@ uint64_t flow_start(NameId category, uint32_t mode_bits) {
   ThreadBuffer* buffer = this_thread_buffer();
   uint64_t id = buffer->next_flow_id();
   uint64_t t = now_ticks();
-  NameId flow_name = profiler().flow_name;
-  append_record(DropKind::kFlow, [&](Record& r) {
-    r = Record{t, id, flow_name, category, 0, RecordKind::kFlowStart, 0, 0};
-  });
+  Record* r = buffer->reserve(1, DropKind::kFlow);
+  // A dropped start returns no id, so no finish is recorded for it: an arrow without its tail
+  // would make the trace invalid.
+  if (!r) return 0;
+  *r = Record{t, id, profiler().flow_name, category, 0, RecordKind::kFlowStart, 0, 0};
+  buffer->commit(1);
   return id;
 }
 

@@ -31,4 +31,9 @@ struct Record {
 };
 static_assert(sizeof(Record) == 32, "a record must stay 32 bytes (one half cache line)");
 
+// A flow id is the pushing thread's tid above a sequence number that thread counts up from 1,
+// so the writer can tell from the id alone whose start a finish needs.
+constexpr int kFlowSequenceBits = 40;
+constexpr uint64_t kFlowSequenceMask = (uint64_t{1} << kFlowSequenceBits) - 1;
+
 }  // namespace nanomx::profiler

@@ -10,8 +10,10 @@
 // chunk.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -89,7 +91,9 @@ class ThreadBuffer {
     write_chunk_->committed.store(write_pos_, std::memory_order_release);
   }
   ThreadStats& stats() { return stats_; }
-  uint64_t next_flow_id() { return (static_cast<uint64_t>(tid_) << 40) | ++flow_sequence_; }
+  uint64_t next_flow_id() {
+    return (static_cast<uint64_t>(tid_) << kFlowSequenceBits) | ++flow_sequence_;
+  }
   // C API calls in flight on this thread (nesting is shallow; deeper calls are not recorded).
   static constexpr int kMaxApiDepth = 32;
   ApiFrame api_stack[kMaxApiDepth];
@@ -97,9 +101,10 @@ class ThreadBuffer {
 
   // ---- consumer side (collector, under the collector's lock)
   // Calls visit(record, following records available) for every committed record, in order,
-  // and recycles chunks it has finished.
+  // and recycles chunks it has finished. Stops after about `budget` records (a thread that
+  // records as fast as they are drained would otherwise keep the collector here forever).
   template <typename Visit>
-  void drain(Visit&& visit);
+  void drain(Visit&& visit, size_t budget = SIZE_MAX);
   bool fully_drained() const;
 
   uint32_t tid() const { return tid_; }
@@ -151,7 +156,7 @@ ThreadRegistry& thread_registry();
 void forget_exited_threads_if_idle();
 
 template <typename Visit>
-void ThreadBuffer::drain(Visit&& visit) {
+void ThreadBuffer::drain(Visit&& visit, size_t budget) {
   if (!read_chunk_) {
     read_chunk_ = published_first_.load(std::memory_order_acquire);
     if (!read_chunk_) return;
@@ -160,10 +165,12 @@ void ThreadBuffer::drain(Visit&& visit) {
   for (;;) {
     uint32_t committed = read_chunk_->committed.load(std::memory_order_acquire);
     while (read_pos_ < committed) {
+      if (budget == 0) return;
       const Record* r = &read_chunk_->records[read_pos_];
       uint32_t extra = r->kind == RecordKind::kOperator ? r->payload : 0;
       visit(*r, r + 1, extra);
       read_pos_ += 1 + extra;
+      budget -= std::min<size_t>(budget, 1 + extra);
     }
     Chunk* next = read_chunk_->next.load(std::memory_order_acquire);
     if (!next) return;

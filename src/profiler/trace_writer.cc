@@ -1,7 +1,6 @@
 #include "profiler/trace_writer.h"
 
-#include <fcntl.h>
-#include <unistd.h>
+#include <sys/stat.h>
 
 #include <cerrno>
 #include <cstring>
@@ -16,6 +15,9 @@ namespace nanomx::profiler {
 namespace {
 
 constexpr uint32_t kFirstCategoryPid = 1000;
+// Flow finishes waiting for their start: in practice the operations in flight when a flush
+// drained the worker before the pusher. The cap only guards against a pathological pattern.
+constexpr size_t kMaxHeldFinishes = 1u << 20;
 
 const char* marker_scope_letter(uint32_t scope) {
   switch (static_cast<MarkerScope>(scope)) {
@@ -28,44 +30,45 @@ const char* marker_scope_letter(uint32_t scope) {
   }
 }
 
-void pwrite_all(int fd, const std::string& text, uint64_t offset, const std::string& path) {
-  const char* data = text.data();
-  size_t left = text.size();
-  while (left > 0) {
-    ssize_t n = ::pwrite(fd, data, left, static_cast<off_t>(offset));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) fail("profiler: cannot write trace file '", path, "': ", std::strerror(errno));
-    data += n;
-    left -= static_cast<size_t>(n);
-    offset += static_cast<uint64_t>(n);
-  }
-}
-
 }  // namespace
 
 TraceWriter::~TraceWriter() { close(); }
 
 void TraceWriter::close() {
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = -1;
-  path_.clear();
+  if (file_.is_open() && pending_.empty()) {
+    finished_ = {file_.path(), file_.body_bytes(), file_.body_bytes() + trailer_bytes_};
+  } else {
+    finished_ = {};  // nothing committed, or events not written: the file cannot be continued
+  }
+  file_.close();
   pending_.clear();
-  events_end_ = 0;
-  first_event_ = true;
-  described_pids_.clear();
-  described_threads_.clear();
   last_row_key_ = UINT64_MAX;
 }
 
-void TraceWriter::start_file(const std::string& path, DurationEvents durations) {
+void TraceWriter::start_file(const std::string& path, DurationEvents durations, bool sync) {
+  const Finished finished = finished_;
   close();
-  // Opened before anything is drained, so a bad path fails with the events still buffered.
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0)
-    fail("profiler: cannot open trace file '", path, "' for writing: ", std::strerror(errno));
-  fd_ = fd;
-  path_ = path;
   durations_ = durations;
+  // Continue the file this writer finished last, if it is still what was written there.
+  if (!finished.path.empty() && finished.path == path) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) == 0 &&
+        static_cast<uint64_t>(st.st_size) == finished.file_bytes) {
+      try {
+        file_.reopen(path, finished.body_bytes, sync);
+        return;
+      } catch (const Error&) {
+        // Changed under us: start it afresh below.
+      }
+    }
+  }
+  // Opened before anything is drained, so a bad path fails with the events still buffered.
+  file_.open(path, sync);
+  first_event_ = true;
+  described_pids_.clear();
+  described_threads_.clear();
+  flow_starts_.clear();
+  omitted_finishes_ = 0;
   write_header();
 }
 
@@ -309,30 +312,74 @@ void TraceWriter::add(const Record& r, const Record* following, uint32_t extra, 
     case RecordKind::kMarker:
       write_marker(r, row, clock);
       break;
-    case RecordKind::kFlowStart:
-    case RecordKind::kFlowFinish:
+    case RecordKind::kFlowStart: {
+      const uint32_t pusher = static_cast<uint32_t>(r.value >> kFlowSequenceBits);
+      const uint64_t sequence = r.value & kFlowSequenceMask;
+      auto [it, fresh] = flow_starts_.try_emplace(pusher, FlowRange{sequence, sequence});
+      if (!fresh) it->second.last = sequence;
       write_flow(r, row, clock);
+      break;
+    }
+    case RecordKind::kFlowFinish:
+      switch (flow_start_of(r.value)) {
+        case FlowStart::kWritten:
+          write_flow(r, row, clock);
+          break;
+        case FlowStart::kNever:
+          ++omitted_finishes_;
+          break;
+        case FlowStart::kNotYet:
+          if (held_finishes_.size() < kMaxHeldFinishes) {
+            held_finishes_.push_back({r, tid});
+          } else {
+            ++omitted_finishes_;
+          }
+          break;
+      }
       break;
   }
 }
 
-void TraceWriter::flush(const std::string& other_data_fields) {
+TraceWriter::FlowStart TraceWriter::flow_start_of(uint64_t id) const {
+  auto it = flow_starts_.find(static_cast<uint32_t>(id >> kFlowSequenceBits));
+  const uint64_t sequence = id & kFlowSequenceMask;
+  if (it == flow_starts_.end() || sequence > it->second.last) return FlowStart::kNotYet;
+  return sequence >= it->second.first ? FlowStart::kWritten : FlowStart::kNever;
+}
+
+void TraceWriter::write_held_finishes(const TickConverter& clock) {
+  size_t kept = 0;
+  for (const HeldFinish& held : held_finishes_) {
+    switch (flow_start_of(held.record.value)) {
+      case FlowStart::kWritten:
+        write_flow(held.record, Row{row_of(held.record, held.tid), held.tid}, clock);
+        break;
+      case FlowStart::kNever:
+        ++omitted_finishes_;
+        break;
+      case FlowStart::kNotYet:
+        held_finishes_[kept++] = held;
+        break;
+    }
+  }
+  held_finishes_.resize(kept);
+}
+
+void TraceWriter::write_pending() {
+  NANOMX_CHECK(has_file()) << "profiler: no trace file to write";
+  file_.append(pending_);  // throws with pending_ intact
+  pending_.clear();
+}
+
+void TraceWriter::commit(const std::string& other_data_fields, const TickConverter& clock) {
   NANOMX_CHECK(has_file()) << "profiler: no trace file to flush";
+  write_held_finishes(clock);
+  write_pending();
   std::string trailer =
       "\n],\"displayTimeUnit\":\"ms\",\"otherData\":{" + other_data_fields + "}}\n";
-  uint64_t events_size = pending_.size();
-  pending_.append(trailer);
-  try {
-    pwrite_all(fd_, pending_, events_end_, path_);
-  } catch (...) {
-    pending_.resize(events_size);  // keep the events for a later attempt
-    throw;
-  }
-  events_end_ += events_size;
-  if (::ftruncate(fd_, static_cast<off_t>(events_end_ + trailer.size())) != 0) {
-    fail("profiler: cannot truncate trace file '", path_, "': ", std::strerror(errno));
-  }
-  pending_.clear();
+  file_.commit(trailer);
+  trailer_bytes_ = trailer.size();
+  ++commits_;
 }
 
 }  // namespace nanomx::profiler

@@ -1,9 +1,10 @@
 // Writes records as Chrome Tracing JSON (docs/trace-format.md).
 //
-// The file is valid JSON after every flush: each flush writes its events where the previous
-// flush's events ended, followed by the closing part (`]`, displayTimeUnit, otherData, `}`), in
-// one pwrite, so a process killed between flushes leaves a complete file. Formatting is
-// hand-rolled (no iostreams, no printf per event) into one growing string per flush.
+// The file only ever changes by whole commits (CrashSafeFile): the events are its body, the
+// closing part (`]`, displayTimeUnit, otherData, `}`) the trailer each commit replaces, so a
+// process killed at any moment, or a write that fails, leaves the last committed file. A flow
+// finish is written only once its start is in the same file (held back until then), so no file
+// has an arrow without a tail. Formatting is hand-rolled (no iostreams, no printf per event).
 #pragma once
 
 #include <cstdint>
@@ -14,6 +15,7 @@
 
 #include "nanomx/profiler.h"
 #include "profiler/clock.h"
+#include "profiler/crash_safe_file.h"
 #include "profiler/record.h"
 
 namespace nanomx::profiler {
@@ -21,21 +23,34 @@ namespace nanomx::profiler {
 class TraceWriter {
  public:
   ~TraceWriter();
-  // Closes the current file and creates (truncates) `path`; throws nanomx::Error when it
-  // cannot be opened, leaving no file current.
-  void start_file(const std::string& path, DurationEvents durations);
-  bool has_file() const { return !path_.empty(); }
+  // Closes the current file and starts `path`: continues it when it is the file this writer
+  // finished last (a later dump never erases an earlier one), else starts it afresh (visible at
+  // the first commit). Throws nanomx::Error when it cannot be opened, leaving no file current.
+  void start_file(const std::string& path, DurationEvents durations, bool sync);
+  bool has_file() const { return file_.is_open(); }
+  // Finishes the current file; the next start_file of the same path continues it.
   void close();
+  // The next start_file starts afresh whatever its path (a new configuration).
+  void forget_finished_file() { finished_ = {}; }
 
   // Formats one drained record of thread `tid` into the pending text. `following` points at
   // `extra` records of an operator's shape words.
   void add(const Record& record, const Record* following, uint32_t extra, uint32_t tid,
            const TickConverter& clock);
-  // Writes the pending text plus the closing part. Throws nanomx::Error on an I/O failure
-  // (the pending text is kept).
-  void flush(const std::string& other_data_fields);
+  // Moves the pending text into the file, not yet visible. Throws nanomx::Error on an I/O
+  // failure, keeping the pending text for the next attempt.
+  void write_pending();
+  // Writes the flow finishes whose starts are now in the file, then makes everything written
+  // plus the closing part the file's visible content. Throws nanomx::Error on an I/O failure
+  // (the file keeps its previous content; nothing is lost).
+  void commit(const std::string& other_data_fields, const TickConverter& clock);
   size_t pending_bytes() const { return pending_.size(); }
+  uint64_t commits() const { return commits_; }  // successful commits, all files
   uint64_t events_written() const { return events_written_; }
+  // Flow finishes waiting for their start (recorded by another thread, not yet drained).
+  size_t held_flow_finishes() const { return held_finishes_.size(); }
+  // Flow finishes left out of this file because their start went to an earlier file.
+  uint64_t omitted_flow_finishes() const { return omitted_finishes_; }
 
   // Names of threads, refreshed by the collector before each flush (index = tid).
   std::vector<std::string> thread_names;
@@ -66,11 +81,14 @@ class TraceWriter {
   void write_marker(const Record& r, Row row, const TickConverter& clock);
   void write_flow(const Record& r, Row row, const TickConverter& clock);
   void write_header();
+  // Whether the start of flow `id` is in this file: yes, no (in an earlier file: never), or
+  // not yet (still in its thread's buffer).
+  enum class FlowStart { kWritten, kNever, kNotYet };
+  FlowStart flow_start_of(uint64_t id) const;
+  void write_held_finishes(const TickConverter& clock);
 
-  std::string path_;
+  CrashSafeFile file_;
   DurationEvents durations_ = DurationEvents::kBeginEnd;
-  int fd_ = -1;
-  uint64_t events_end_ = 0;  // file offset where the next flush's events go
   bool first_event_ = true;
   uint64_t events_written_ = 0;
   std::string pending_;
@@ -79,6 +97,26 @@ class TraceWriter {
   std::unordered_set<uint64_t> described_threads_;
   uint64_t last_row_key_ = UINT64_MAX;  // the (row, thread) of the previous record
   uint32_t last_row_pid_ = 0;
+  // Per file: the flow ids written as starts, per pushing thread (ids are tid << 40 | a
+  // sequence number the thread counts up, so a range per thread says it all).
+  struct FlowRange {
+    uint64_t first, last;
+  };
+  std::unordered_map<uint32_t, FlowRange> flow_starts_;
+  struct HeldFinish {
+    Record record;
+    uint32_t tid;
+  };
+  std::vector<HeldFinish> held_finishes_;
+  uint64_t omitted_finishes_ = 0;
+  size_t trailer_bytes_ = 0;  // of the last commit
+  uint64_t commits_ = 0;
+  // The file finished last, continued by a later start_file of the same path.
+  struct Finished {
+    std::string path;
+    uint64_t body_bytes = 0, file_bytes = 0;
+  };
+  Finished finished_;
   // Per process: JSON-escaped names by id, and the pid given to each category.
   std::vector<std::string> escaped_names_;
   std::unordered_map<NameId, uint32_t> category_pids_;

@@ -2,15 +2,25 @@
 //   profiler_child continuous FILE   records counters forever, prints "flushed N" after each
 //                                    dump(false) that holds every value up to N
 //   profiler_child record            records a counter and an operator, then exits normally
+//   profiler_child heavy FILE [THREADS]
+//                                    the fault test's load (tests/fault): THREADS (4) threads
+//                                    push small operators through the engine forever (flows,
+//                                    operators, memory), each with its own counter and event,
+//                                    profile_all, continuous dump every 0.1 s; prints "running"
+//                                    once recording started
 //   profiler_child mode              prints the profiler's mode and state
 //   profiler_child flush-then-exit FILE
 //                                    dumps once without finishing, records more, then exits
 //                                    normally: the final dump at exit writes the rest
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <thread>
+#include <vector>
 
+#include "nanomx/ndarray.h"
+#include "nanomx/ops.h"
 #include "nanomx/profiler.h"
 #include "profiler/hooks.h"
 
@@ -38,6 +48,41 @@ int main(int argc, char** argv) {
       }
     }
   }
+  if (what == "heavy" && argc > 2) {
+    prof::set_config({{"profile_all", "true"},
+                      {"filename", argv[2]},
+                      {"continuous_dump", "true"},
+                      {"dump_period", "0.1"}});
+    prof::set_state(prof::State::kRunning);
+    const int threads = argc > 3 ? std::atoi(argv[3]) : 4;
+    std::printf("running\n");
+    std::fflush(stdout);
+    std::vector<std::thread> workers;
+    for (int t = 0; t < threads; ++t) {
+      workers.emplace_back([t] {
+        prof::Domain domain("Load");
+        prof::Counter progress(domain, "progress " + std::to_string(t));
+        prof::Event step("step " + std::to_string(t));
+        const nanomx::Context cpu{nanomx::DeviceType::kCPU, 0};
+        nanomx::NDArray a(nanomx::Shape{256}, cpu), b(nanomx::Shape{256}, cpu);
+        const nanomx::ops::Op& add = nanomx::ops::get_op("broadcast_add");
+        std::vector<nanomx::NDArray> in_flight;
+        for (uint64_t i = 0;; ++i) {
+          step.start();
+          nanomx::NDArray inputs[2] = {a, b};
+          in_flight.push_back(nanomx::ops::invoke_one(add, inputs, {}));
+          if (in_flight.size() == 16) {  // a bounded queue, and fresh allocations
+            for (const auto& c : in_flight) c.wait_to_read();
+            in_flight.clear();
+          }
+          progress.set_value(i);
+          step.stop();
+        }
+      });
+    }
+    for (auto& w : workers) w.join();
+    return 0;
+  }
   if (what == "record") {
     prof::Domain domain("Child");
     prof::Counter(domain, "child counter").set_value(3);
@@ -61,6 +106,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   std::fprintf(stderr,
-               "usage: profiler_child continuous FILE | record | mode | flush-then-exit FILE\n");
+               "usage: profiler_child continuous FILE | heavy FILE [THREADS] | record | mode | "
+               "flush-then-exit FILE\n");
   return 2;
 }

@@ -307,6 +307,7 @@ TEST_F(ProfilerConfig, EveryDocumentedKeyParsesIntoItsField) {
       {"gpu_memory_profile_filename_prefix", "gpu_prefix"},
       {"max_buffer_mb", "3"},
       {"duration_events", "complete"},
+      {"fsync", "true"},
   };
   ASSERT_EQ(prof::config_keys().size(), samples.size());
   for (size_t i = 0; i < samples.size(); ++i) EXPECT_EQ(prof::config_keys()[i], samples[i].first);
@@ -320,6 +321,8 @@ TEST_F(ProfilerConfig, EveryDocumentedKeyParsesIntoItsField) {
   EXPECT_EQ(c.gpu_memory_profile_filename_prefix, "gpu_prefix");
   EXPECT_EQ(c.max_buffer_bytes, 3u << 20);
   EXPECT_EQ(c.duration_events, prof::DurationEvents::kComplete);
+  EXPECT_TRUE(c.fsync);
+  EXPECT_FALSE(prof::parse_config({}).fsync);
 }
 
 TEST_F(ProfilerConfig, ChoiceKeysNameTheKeyAndTheChoices) {

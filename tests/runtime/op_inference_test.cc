@@ -4,10 +4,12 @@
 // several outputs and any number of inputs.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "nanomx/ops.h"
@@ -45,6 +47,27 @@ Inferred infer(const std::string& name, std::vector<PartialShape> in,
 }
 
 PartialShape dims(std::initializer_list<int64_t> d) { return Shape(d); }
+
+// ctest runs each test in its own process, so these are the process's first lookups: every
+// thread must see the whole table, not the one another thread is still building.
+TEST(OpRegistry, FirstLookupsFromManyThreadsSeeTheWholeTable) {
+  std::atomic<int> missing{0};
+  std::atomic<bool> go{false};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&] {
+      while (!go.load()) {
+      }
+      // Repeated, so that some lookups land while the table is being built.
+      for (int i = 0; i < 20000; ++i)
+        for (const char* name : {"broadcast_add", "dot", "transpose", "SliceChannel"})
+          if (find_op(name) == nullptr) ++missing;
+    });
+  }
+  go = true;
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(missing.load(), 0);
+}
 
 TEST(OpInference, ElementwiseFillsUnknownDimsBothWays) {
   // Unary: what the output knows flows back to the input.
