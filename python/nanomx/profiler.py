@@ -24,9 +24,30 @@ def _lookup(table, value, what):
                          % (what, ", ".join(repr(k) for k in table), value)) from None
 
 
+_profiler_kvstore_handle = None
+
+
+def set_kvstore_handle(handle):
+    """The KVStore whose servers a profile_process='server' request travels through (as MXNet's
+    profiler.set_kvstore_handle; the KVStore sets it when it is created)."""
+    global _profiler_kvstore_handle
+    _profiler_kvstore_handle = handle
+
+
 def _kvstore_handle(profile_process):
-    """The distributed kvstore a server request travels through (none in this build)."""
-    return 0
+    """The handle of the KVStore set by set_kvstore_handle, as an integer (0: none)."""
+    handle = _profiler_kvstore_handle
+    if handle is None:
+        return 0
+    handle = getattr(handle, "handle", handle)  # a KVStore object or its handle
+    return int(getattr(handle, "value", handle) or 0)
+
+
+def _name(name, what):
+    """A profiler object's name: a str, as MXNet's c_str requires (None used to become 'None')."""
+    if not isinstance(name, str):
+        raise TypeError("%s name must be a str, got %s" % (what, type(name).__name__))
+    return name
 
 
 def set_config(**kwargs):
@@ -34,7 +55,8 @@ def set_config(**kwargs):
 
     Keys: profile_all, profile_symbolic, profile_imperative, profile_memory, profile_api,
     filename, continuous_dump, dump_period, aggregate_stats, profile_process,
-    gpu_memory_profile_filename_prefix, and nanomx's max_buffer_mb and duration_events.
+    gpu_memory_profile_filename_prefix, and nanomx's max_buffer_mb, duration_events and fsync.
+    As MXNet, a profile_<kind> flag not passed is True: pass one as False to leave that kind out.
     """
     profile_process = kwargs.get("profile_process", "worker")
     keys = [str(k) for k in kwargs]
@@ -100,8 +122,8 @@ class Domain(object):
     """A named group of tasks, frames, counters and markers (never destroyed, as in MXNet)."""
 
     def __init__(self, name):
-        self.name = name
-        self.handle = _LIB.create_domain(str(name))
+        self.name = _name(name, "Domain")
+        self.handle = _LIB.create_domain(self.name)
 
     def __str__(self):
         return self.name
@@ -163,7 +185,7 @@ class Task(_Duration):
 
     def __init__(self, domain, name):
         self.domain = domain
-        super().__init__(name, _LIB.create_task(domain.handle, str(name)))
+        super().__init__(name, _LIB.create_task(domain.handle, _name(name, "Task")))
 
 
 class Frame(_Duration):
@@ -171,14 +193,14 @@ class Frame(_Duration):
 
     def __init__(self, domain, name):
         self.domain = domain
-        super().__init__(name, _LIB.create_frame(domain.handle, str(name)))
+        super().__init__(name, _LIB.create_frame(domain.handle, _name(name, "Frame")))
 
 
 class Event(_Duration):
     """A duration outside any domain (trace category: 'event')."""
 
     def __init__(self, name):
-        super().__init__(name, _LIB.create_event(str(name)))
+        super().__init__(name, _LIB.create_event(_name(name, "Event")))
 
 
 class Counter(_Handle):
@@ -186,14 +208,19 @@ class Counter(_Handle):
     (unsigned, as MXNet)."""
 
     def __init__(self, domain, name, value=None):
-        self.name = name
+        self.name = _name(name, "Counter")
         self.domain = domain
-        self._handle = _LIB.create_counter(domain.handle, str(name))
+        self._handle = _LIB.create_counter(domain.handle, self.name)
         if value is not None:
             self.set_value(value)
 
     def set_value(self, value):
-        _LIB.set_counter(self._handle, int(value) & 0xFFFFFFFFFFFFFFFF)  # uint64, as MXNet
+        """value: an integer in [-2**63, 2**64); a negative one wraps to uint64 (as MXNet's
+        c_uint64), anything beyond raises ValueError instead of recording a wrapped number."""
+        value = int(value)
+        if not -2**63 <= value < 2**64:
+            raise ValueError("counter value must be in [-2**63, 2**64), got %d" % value)
+        _LIB.set_counter(self._handle, value & 0xFFFFFFFFFFFFFFFF)
 
     def increment(self, delta=1):
         _LIB.adjust_counter(self._handle, _signed64(delta))
@@ -221,7 +248,7 @@ class Marker(object):
     """An instant in a domain: Marker(domain, name).mark(scope)."""
 
     def __init__(self, domain, name):
-        self.name = name
+        self.name = _name(name, "Marker")
         self.domain = domain
 
     def mark(self, scope="process"):

@@ -118,17 +118,23 @@ std::string choice_list(std::initializer_list<const char*> choices) {
   return out + "}";
 }
 
-// What parse_config builds: the configuration, plus the mode flags seen so far (the mode is
-// MXNet's default when no flag is given at all).
+// What parse_config builds: the configuration, plus the mode flags. As MXNet's
+// ProfileConfigParam (docs/mxnet-compat.md#recording-modes): every profile_<kind> flag not
+// passed is true, so a call that passes only some flags records every kind; a kind is left out
+// only by passing its flag as false, and profile_all=true records every kind whatever the
+// others say.
 struct Parsed {
   Config config;
-  uint32_t mode = 0;
-  bool any_mode_flag = false;
+  uint32_t kinds = kSymbolic | kImperative | kApi | kMemory;  // the flags, defaults true
+  bool all = false;                                           // profile_all
 };
 
 void mode_flag(uint32_t bits, const std::string& key, const std::string& value, Parsed* out) {
-  out->any_mode_flag = true;
-  if (parse_bool(key, value)) out->mode |= bits;
+  if (parse_bool(key, value)) {
+    out->kinds |= bits;
+  } else {
+    out->kinds &= ~bits;
+  }
 }
 
 template <typename Enum, size_t N>
@@ -152,21 +158,21 @@ struct KeyRow {
 const KeyRow kKeys[] = {
     {"profile_all", "boolean, optional, default=False: profile every kind of event",
      [](const std::string& k, const std::string& v, Parsed* out) {
-       mode_flag(kAllModes, k, v, out);
+       out->all = parse_bool(k, v);
      }},
-    {"profile_symbolic", "boolean, optional: operators pushed by the symbolic executor",
+    {"profile_symbolic", "boolean, optional, default=True: operators pushed by the symbolic executor",
      [](const std::string& k, const std::string& v, Parsed* out) {
        mode_flag(kSymbolic, k, v, out);
      }},
-    {"profile_imperative", "boolean, optional: operators pushed imperatively",
+    {"profile_imperative", "boolean, optional, default=True: operators pushed imperatively",
      [](const std::string& k, const std::string& v, Parsed* out) {
        mode_flag(kImperative, k, v, out);
      }},
-    {"profile_memory", "boolean, optional: allocations and frees per device",
+    {"profile_memory", "boolean, optional, default=True: allocations and frees per device",
      [](const std::string& k, const std::string& v, Parsed* out) {
        mode_flag(kMemory, k, v, out);
      }},
-    {"profile_api", "boolean, optional: C API calls",
+    {"profile_api", "boolean, optional, default=True: C API calls",
      [](const std::string& k, const std::string& v, Parsed* out) { mode_flag(kApi, k, v, out); }},
     {"filename", "string, optional, default='profile.json': the trace file",
      [](const std::string&, const std::string& v, Parsed* out) {
@@ -246,9 +252,7 @@ Config parse_config(const KeyValues& key_values) {
     row->apply(key, value, &parsed);
   }
   Config config = std::move(parsed.config);
-  // The mode is the OR of the flags passed as true; with no flag at all it is MXNet's default,
-  // symbolic|api|memory.
-  config.mode = parsed.any_mode_flag ? parsed.mode : kDefaultMode;
+  config.mode = parsed.all ? kAllModes : parsed.kinds;
   NANOMX_CHECK(!config.continuous_dump || config.dump_period_seconds > 0)
       << "Check failed: !continuous_dump || dump_period > 0 (dump_period="
       << config.dump_period_seconds << " must be positive while continuous_dump is on; accepted "

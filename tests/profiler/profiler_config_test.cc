@@ -30,19 +30,31 @@ std::string error_of(const prof::KeyValues& kv) {
   return "";
 }
 
-TEST_F(ProfilerConfig, NoModeFlagGivesDefaultMode13) {
-  EXPECT_EQ(prof::parse_config({}).mode, 13u);
-  EXPECT_EQ(prof::parse_config({{"filename", "x.json"}}).mode, 13u);
-}
-
-TEST_F(ProfilerConfig, ModeIsTheOrOfFlagsPassedTrue) {
-  EXPECT_EQ(prof::parse_config({{"profile_symbolic", "True"}}).mode, 1u);
-  EXPECT_EQ(prof::parse_config({{"profile_imperative", "true"}}).mode, 2u);
-  EXPECT_EQ(prof::parse_config({{"profile_api", "1"}}).mode, 4u);
-  EXPECT_EQ(prof::parse_config({{"profile_memory", "TRUE"}}).mode, 8u);
-  EXPECT_EQ(prof::parse_config({{"profile_symbolic", "true"}, {"profile_api", "true"}}).mode, 5u);
-  EXPECT_EQ(prof::parse_config({{"profile_imperative", "true"}, {"profile_memory", "false"}}).mode,
-            2u);
+// As MXNet's ProfileConfigParam: every profile_<kind> flag not passed is true (so a call that
+// names only some kinds records every kind), false leaves a kind out, profile_all=true records
+// everything. The process default before any config call stays 13 (ModeFromEnvironment).
+TEST_F(ProfilerConfig, ModeFlagsDefaultToTrueAsMxnet) {
+  const std::vector<std::pair<prof::KeyValues, uint32_t>> table = {
+      {{}, 15u},
+      {{{"filename", "x.json"}}, 15u},
+      {{{"profile_symbolic", "True"}}, 15u},
+      {{{"profile_symbolic", "true"}, {"profile_api", "true"}}, 15u},
+      {{{"profile_imperative", "False"}}, 13u},
+      {{{"profile_api", "0"}, {"profile_memory", "false"}}, 3u},
+      // Only symbolic operators: pass the others as False.
+      {{{"profile_symbolic", "true"},
+        {"profile_imperative", "false"},
+        {"profile_api", "false"},
+        {"profile_memory", "false"}},
+       1u},
+      {{{"profile_imperative", "true"}, {"profile_memory", "false"}}, 7u},
+      {{{"profile_memory", "FALSE"}, {"profile_memory", "TRUE"}}, 15u},  // the last one counts
+  };
+  for (const auto& [key_values, mode] : table) {
+    std::string call;
+    for (const auto& [k, v] : key_values) call += k + "=" + v + " ";
+    EXPECT_EQ(prof::parse_config(key_values).mode, mode) << "set_config(" << call << ")";
+  }
 }
 
 TEST_F(ProfilerConfig, AllFourFalseGivesZero) {
@@ -57,7 +69,8 @@ TEST_F(ProfilerConfig, AllFourFalseGivesZero) {
 TEST_F(ProfilerConfig, ProfileAllOverridesEverything) {
   EXPECT_EQ(prof::parse_config({{"profile_all", "True"}}).mode, 15u);
   EXPECT_EQ(prof::parse_config({{"profile_symbolic", "False"}, {"profile_all", "true"}}).mode, 15u);
-  EXPECT_EQ(prof::parse_config({{"profile_all", "false"}}).mode, 0u);
+  EXPECT_EQ(prof::parse_config({{"profile_all", "false"}}).mode, 15u);  // the others stay true
+  EXPECT_EQ(prof::parse_config({{"profile_all", "false"}, {"profile_api", "false"}}).mode, 11u);
 }
 
 TEST_F(ProfilerConfig, DefaultsOfTheOtherKeys) {
@@ -103,7 +116,7 @@ TEST_F(ProfilerConfig, NanomxKeys) {
 }
 
 TEST_F(ProfilerConfig, HiddenDunderKeysAreIgnored) {
-  EXPECT_EQ(prof::parse_config({{"__hidden__", "whatever"}}).mode, 13u);
+  EXPECT_EQ(prof::parse_config({{"__hidden__", "whatever"}}).mode, 15u);
   EXPECT_NE(error_of({{"____", "x"}}), "");  // too short to be a hidden key
 }
 
@@ -267,10 +280,10 @@ TEST_F(ProfilerConfig, EmptyFilenameIsRefused) {
 }
 
 TEST_F(ProfilerConfig, ABadCallChangesNothing) {
-  prof::set_config({{"profile_imperative", "true"}, {"filename", "kept.json"}});
+  prof::set_config({{"profile_api", "false"}, {"filename", "kept.json"}});
   EXPECT_THROW(prof::set_config({{"filename", "other.json"}, {"profile_api", "maybe"}}),
                nanomx::Error);
-  EXPECT_EQ(prof::mode(), 2u);
+  EXPECT_EQ(prof::mode(), 11u);
   EXPECT_EQ(prof::current_config().filename, "kept.json");
 }
 

@@ -118,7 +118,10 @@ TEST_F(ProfilerState, NothingIsRecordedWhilePaused) {
 }
 
 TEST_F(ProfilerState, ModeBitsGateEachSource) {
-  configure("modes.json", {{"profile_api", "true"}});  // api only
+  configure("modes.json", {{"profile_api", "true"},
+                           {"profile_symbolic", "false"},
+                           {"profile_imperative", "false"},
+                           {"profile_memory", "false"}});  // api only
   prof::set_state(prof::State::kRunning);
   EXPECT_TRUE(prof::active(prof::kApi));
   EXPECT_FALSE(prof::active(prof::kImperative));
@@ -137,7 +140,10 @@ TEST_F(ProfilerState, ModeBitsGateEachSource) {
 }
 
 TEST_F(ProfilerState, RunningBitIgnoresTheModeButNotThePause) {
-  configure("running.json", {{"profile_api", "true"}});  // no operator mode bit
+  configure("running.json", {{"profile_api", "true"},
+                             {"profile_symbolic", "false"},
+                             {"profile_imperative", "false"},
+                             {"profile_memory", "false"}});  // no operator mode bit
   EXPECT_FALSE(prof::active(prof::detail::kRunningBit));
   prof::set_state(prof::State::kRunning);
   EXPECT_TRUE(prof::active(prof::detail::kRunningBit));

@@ -220,15 +220,24 @@ def _kinds(events):
             "memory": "Device Storage" in cats}
 
 
+# As MXNet's ProfileConfigParam: every profile_<kind> flag not passed is True, so naming some
+# kinds records them all; a kind is left out by passing it as False (docs/mxnet-compat.md).
+_ALL = {"operator": True, "api": True, "memory": True}
+
+
 @pytest.mark.parametrize("flags, expected", [
-    ({"profile_imperative": True}, {"operator": True, "api": False, "memory": False}),
-    ({"profile_api": True}, {"operator": False, "api": True, "memory": False}),
-    ({"profile_memory": True}, {"operator": False, "api": False, "memory": True}),
-    # symbolic alone records no imperative operators (the guide's meaning, not MXNet's 15)
-    ({"profile_symbolic": True}, {"operator": False, "api": False, "memory": False}),
-    ({"profile_all": True, "profile_api": False}, {"operator": True, "api": True,
-                                                  "memory": True}),
-    ({}, {"operator": False, "api": True, "memory": True}),  # default mode 13
+    ({}, _ALL),
+    ({"profile_imperative": True}, _ALL),
+    ({"profile_symbolic": True}, _ALL),  # MXNet's 15: imperative operators too
+    ({"profile_api": True}, _ALL),
+    ({"profile_imperative": False}, {"operator": False, "api": True, "memory": True}),
+    ({"profile_api": False, "profile_memory": False},
+     {"operator": True, "api": False, "memory": False}),
+    # only symbolic operators: the others passed as False
+    ({"profile_symbolic": True, "profile_imperative": False, "profile_api": False,
+      "profile_memory": False}, {"operator": False, "api": False, "memory": False}),
+    ({"profile_all": True, "profile_api": False}, _ALL),
+    ({"profile_all": False}, _ALL),
 ])
 def test_mode_flags_select_sources(profile_to, flags, expected):
     profile_to.start("mode.json", **flags)
@@ -532,6 +541,43 @@ def test_counter_delta_beyond_64_bits_is_a_value_error():
         counter -= 2**64
 
 
+def test_counter_value_out_of_range_is_a_value_error(profile_to):
+    profile_to.start("counter_range.json")
+    counter = profiler.Counter(profiler.Domain("Range"), "range")
+    for bad in (2**64, 2**70, -2**63 - 1):
+        with pytest.raises(ValueError, match=r"\[-2\*\*63, 2\*\*64\)"):
+            counter.set_value(bad)
+    counter.set_value(2**64 - 1)
+    counter.set_value(-1)  # wraps to uint64, as MXNet's c_uint64
+    values = [e["args"]["range"] for e in profile_to.finish() if e.get("name") == "range"]
+    assert values == [2**64 - 1, 2**64 - 1]  # nothing recorded for the refused values
+
+
+@pytest.mark.parametrize("make", [
+    lambda d: profiler.Event(None),
+    lambda d: profiler.Task(d, None),
+    lambda d: profiler.Frame(d, None),
+    lambda d: profiler.Counter(d, None),
+    lambda d: profiler.Marker(d, None),
+    lambda d: profiler.Domain(None),
+    lambda d: profiler.Event(5),
+])
+def test_profiler_object_names_must_be_strings(make):
+    with pytest.raises(TypeError, match="name must be a str"):
+        make(profiler.Domain("Names"))
+
+
+def test_set_kvstore_handle_is_kept_for_server_requests(tmp_path):
+    try:
+        profiler.set_kvstore_handle(None)
+        assert profiler._kvstore_handle("server") == 0
+        profiler.set_kvstore_handle(0)
+        profiler.set_config(filename=str(tmp_path / "kv.json"))  # worker: the handle is unused
+        assert profiler._kvstore_handle("worker") == 0
+    finally:
+        profiler.set_kvstore_handle(None)
+
+
 def test_profiler_object_handles_are_never_reused_and_stale_ones_are_refused():
     from nanomx.base import _LIB
 
@@ -572,3 +618,59 @@ def test_profiler_object_handles_are_never_reused_and_stale_ones_are_refused():
 def test_nul_inside_a_name_is_refused_not_cut(call):
     with pytest.raises(ValueError, match="contains a NUL character at index"):
         call()
+
+
+# ---- a dump never erases what an earlier dump wrote (docs/profiler.md#collector) -------------
+def _run_dump_sequence(steps, filename, continuous):
+    """Runs `steps` (strings, below) with a counter 'seq' and returns the values of its records
+    in `filename`, checked as a complete trace."""
+    counter = profiler.Counter(profiler.Domain("Seq"), "seq")
+    config = dict(profile_all=True, aggregate_stats=True, continuous_dump=continuous)
+    profiler.set_config(filename=filename, **config)
+    for step in steps:
+        if step.startswith("record"):
+            counter.set_value(int(step.split()[1]))
+        elif step == "run":
+            profiler.set_state("run")
+        elif step == "stop":
+            profiler.set_state("stop")
+        elif step == "pause":
+            profiler.pause()
+        elif step == "resume":
+            profiler.resume()
+        elif step == "dump":
+            profiler.dump()
+        elif step == "dump False":
+            profiler.dump(finished=False)
+        elif step == "dumps":
+            profiler.dumps(reset=True)
+        elif step.startswith("config"):
+            profiler.set_config(filename=step.split()[1], **config)
+        else:
+            raise AssertionError(step)
+    return [e["args"]["seq"] for e in check_trace(filename) if e.get("name") == "seq"]
+
+
+@pytest.mark.parametrize("continuous", [True, False])
+@pytest.mark.parametrize("steps, expected", [
+    # MXNet's profiler tutorial: dump, run again, dumps, dump(finished=False), then the end
+    (["run", "record 1", "dump", "run", "record 2", "dumps", "dump False", "run", "record 3",
+      "stop", "dump"], [1, 2, 3]),
+    (["run", "record 1", "dump", "run", "record 2", "dump"], [1, 2]),
+    (["run", "record 1", "dump False", "run", "record 2", "dump"], [1, 2]),
+    (["run", "record 1", "pause", "record 99", "resume", "record 2", "dump", "run", "record 3",
+      "stop", "dump"], [1, 2, 3]),
+    (["run", "record 1", "stop", "dump", "run", "record 2", "pause", "dump", "resume", "run",
+      "record 3", "dump"], [1, 2, 3]),
+    # a new set_config starts its file afresh (MXNet deletes the file at configuration)
+    (["run", "record 1", "dump", "config seq.json", "run", "record 2", "dump"], [2]),
+])
+def test_dumps_never_erase_an_earlier_dump(in_tmp, steps, expected, continuous):
+    assert _run_dump_sequence(steps, "seq.json", continuous) == expected
+
+
+def test_a_second_config_with_another_name_keeps_the_first_file(in_tmp):
+    values = _run_dump_sequence(["run", "record 1", "dump", "config other.json", "run",
+                                 "record 2", "dump"], "seq.json", True)
+    assert values == [1]
+    assert [e["args"]["seq"] for e in check_trace("other.json") if e.get("name") == "seq"] == [2]
