@@ -157,10 +157,9 @@ struct KeyRow {
 
 const KeyRow kKeys[] = {
     {"profile_all", "boolean, optional, default=False: profile every kind of event",
-     [](const std::string& k, const std::string& v, Parsed* out) {
-       out->all = parse_bool(k, v);
-     }},
-    {"profile_symbolic", "boolean, optional, default=True: operators pushed by the symbolic executor",
+     [](const std::string& k, const std::string& v, Parsed* out) { out->all = parse_bool(k, v); }},
+    {"profile_symbolic",
+     "boolean, optional, default=True: operators pushed by the symbolic executor",
      [](const std::string& k, const std::string& v, Parsed* out) {
        mode_flag(kSymbolic, k, v, out);
      }},
