@@ -7,6 +7,7 @@
 
 #include "profiler/aggregate_table.h"
 #include "profiler/name_table.h"
+#include "profiler/radix_sort.h"
 
 namespace nanomx::profiler {
 
@@ -208,13 +209,13 @@ using Categories = std::vector<Category>;  // in byte order of the names, as MXN
 Categories merge(const std::vector<ThreadStats::Snapshot>& entries, double ns_per_tick,
                  std::vector<Row>* rows) {
   // Sort (key, index) pairs so that every thread's entry for one (category, name) is adjacent.
-  static thread_local std::vector<std::pair<uint64_t, uint32_t>> order;  // reused: no faults
+  static thread_local std::vector<std::pair<uint64_t, uint32_t>> order, scratch;  // reused
   order.clear();
   order.reserve(entries.size());
   for (uint32_t i = 0; i < entries.size(); ++i) {
     order.emplace_back((static_cast<uint64_t>(entries[i].category) << 32) | entries[i].name, i);
   }
-  std::sort(order.begin(), order.end());
+  radix_sort_by_key(&order, &scratch);
 
   rows->clear();
   rows->reserve(order.size());  // no reallocation below: the spans stay valid

@@ -1,8 +1,10 @@
 #include "profiler/aggregate_table.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 #include "profiler/json_string.h"
 
@@ -18,7 +20,7 @@ bool is_memory_category(std::string_view category) {
 std::string_view format_fixed4(float v, char* buffer) {
   double d = static_cast<double>(v);
   char* end;
-  if (d >= 0 && d < 1e11) {
+  if (!std::signbit(d) && d < 1e11) {  // -0.0 is printed "-0.0000", as printf
     auto scaled = static_cast<uint64_t>(std::nearbyint(d * 10000.0));
     end = std::to_chars(buffer, buffer + 40, scaled / 10000).ptr;
     unsigned frac = static_cast<unsigned>(scaled % 10000);
@@ -77,79 +79,112 @@ void append_header(std::string* out, bool memory) {
   out->push_back('\n');
 }
 
-// One table row assembled in a stack buffer with the column padding done by memset, then
-// appended once (10,000 rows in well under a millisecond is the goal).
-class RowLine {
- public:
-  void left(std::string_view text, size_t width) {
-    put(text);
-    if (text.size() < width) pad(width - text.size());
-  }
-  void right(std::string_view text, size_t width) {
-    if (text.size() < width) pad(width - text.size());
-    put(text);
-  }
-  void space() { put(" "); }
-  void finish_into(std::string* out) {
-    put("\n");
-    out->append(overflow_.empty() ? std::string_view(buf_, size_) : std::string_view(overflow_));
-    size_ = 0;
-    overflow_.clear();
-  }
+constexpr size_t kNameWidth = 25, kNumberWidth = 16;
 
- private:
-  void put(std::string_view text) {
-    if (overflow_.empty() && size_ + text.size() <= sizeof buf_) {
-      std::memcpy(buf_ + size_, text.data(), text.size());
-      size_ += text.size();
-      return;
-    }
-    if (overflow_.empty()) overflow_.assign(buf_, size_);  // a very long name
-    overflow_.append(text);
+// "00".."99": two digits per step instead of one division per digit.
+constexpr char kDigitPairs[] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
+// Writes v's decimal digits ending at `end`; returns where they begin.
+char* put_digits_backwards(char* end, uint64_t v) {
+  while (v >= 100) {
+    end -= 2;
+    std::memcpy(end, kDigitPairs + 2 * (v % 100), 2);
+    v /= 100;
   }
-  void pad(size_t n) {
-    if (overflow_.empty() && size_ + n <= sizeof buf_) {
-      std::memset(buf_ + size_, ' ', n);
-      size_ += n;
-      return;
-    }
-    if (overflow_.empty()) overflow_.assign(buf_, size_);
-    overflow_.append(n, ' ');
+  if (v >= 10) {
+    end -= 2;
+    std::memcpy(end, kDigitPairs + 2 * v, 2);
+  } else {
+    *--end = static_cast<char>('0' + v);
   }
-  char buf_[256];
-  size_t size_ = 0;
-  std::string overflow_;
-};
+  return end;
+}
+
+// "%.4f" of v right-aligned in a 16-character field at p (MXNet's setw(16)): the field is
+// filled with spaces by one 16-byte store and the digits written over it from the right (no
+// staging buffer: reading back what was just stored byte by byte stalls). Falls back to
+// format_fixed4 outside the fast range (where the text may be wider than the field). Returns
+// the end.
+char* put_fixed4_right(char* p, float v) {
+  const double d = static_cast<double>(v);
+  if (std::signbit(d) || !(d < 1e11)) {  // -0.0 and NaN included
+    char number[64];
+    std::string_view text = format_fixed4(v, number);
+    size_t pad = text.size() < kNumberWidth ? kNumberWidth - text.size() : 0;
+    std::memset(p, ' ', pad);
+    std::memcpy(p + pad, text.data(), text.size());
+    return p + pad + text.size();
+  }
+  // d * 10000 is exact (a float's 24 bits times a 14-bit number); adding and subtracting 2^52
+  // rounds it half to even, as printf does, without a libm call.
+  const auto scaled = static_cast<uint64_t>((d * 10000.0 + 0x1p52) - 0x1p52);
+  std::memset(p, ' ', kNumberWidth);
+  char* end = p + kNumberWidth;
+  const auto frac = static_cast<unsigned>(scaled % 10000);
+  std::memcpy(end - 2, kDigitPairs + 2 * (frac % 100), 2);
+  std::memcpy(end - 4, kDigitPairs + 2 * (frac / 100), 2);
+  end[-5] = '.';
+  put_digits_backwards(end - 5, scaled / 10000);  // at most 11 digits: 16 characters in all
+  return end;
+}
+
+char* put_count_right(char* p, uint64_t count) {
+  if (count < 10'000'000'000'000'000ull) {  // 16 digits at most: fits the field
+    std::memset(p, ' ', kNumberWidth);
+    put_digits_backwards(p + kNumberWidth, count);
+    return p + kNumberWidth;
+  }
+  char digits[24];
+  char* begin = put_digits_backwards(digits + sizeof digits, count);
+  const auto len = static_cast<size_t>(digits + sizeof digits - begin);
+  std::memcpy(p, begin, len);  // 17 digits or more: wider than the field, as setw allows
+  return p + len;
+}
 
 }  // namespace
 
 std::string format_aggregate_table(std::span<const AggregateCategory> categories) {
   std::string out =
       "\nProfile Statistics:\n\tNote the difference in units for different entries.\n";
-  char number[64];
-  RowLine line;
+  // Rows are written through a pointer into a buffer reused between calls (its pages stay
+  // warm and it is not zero-filled again), then appended to `out` once per category.
+  static thread_local std::vector<char> rows_text;
   for (const auto& [category, rows] : categories) {
     bool memory = is_memory_category(category);
-    out.reserve(out.size() + 300 + rows.size() * 110);
     out.append(category);
     out.append("\n=================\n");
     append_header(&out, memory);
+    const size_t numbers = memory ? 3 : 4;
+    size_t bound = 0;  // worst case: the name, 20 digits of count, 64 characters per number
+    for (const AggregateRow& row : rows)
+      bound += std::max(row.name.size(), kNameWidth) + 20 + numbers * 65 + 1;
+    if (rows_text.size() < bound) rows_text.resize(bound);
+    char* const begin = rows_text.data();
+    char* p = begin;
     for (const AggregateRow& row : rows) {
-      line.left(row.name, 25);
-      char* count_end = std::to_chars(number, number + 32, row.count).ptr;
-      line.right(std::string_view(number, static_cast<size_t>(count_end - number)), 16);
-      line.space();
-      if (!memory) {
-        line.right(format_fixed4(row.total, number), 16);
-        line.space();
+      std::memcpy(p, row.name.data(), row.name.size());
+      p += row.name.size();
+      if (row.name.size() < kNameWidth) {
+        std::memset(p, ' ', kNameWidth - row.name.size());
+        p += kNameWidth - row.name.size();
       }
-      line.right(format_fixed4(row.min, number), 16);
-      line.space();
-      line.right(format_fixed4(row.max, number), 16);
-      line.space();
-      line.right(format_fixed4(row.avg, number), 16);
-      line.finish_into(&out);
+      p = put_count_right(p, row.count);
+      if (!memory) {
+        *p++ = ' ';
+        p = put_fixed4_right(p, row.total);
+      }
+      *p++ = ' ';
+      p = put_fixed4_right(p, row.min);
+      *p++ = ' ';
+      p = put_fixed4_right(p, row.max);
+      *p++ = ' ';
+      p = put_fixed4_right(p, row.avg);
+      *p++ = '\n';
     }
+    out.append(begin, static_cast<size_t>(p - begin));
     out.push_back('\n');
   }
   return out;

@@ -12,6 +12,8 @@
 #include <utility>
 #include <vector>
 
+#include "profiler/radix_sort.h"
+
 namespace nanomx::profiler {
 
 // One printable row, its numbers already in MXNet's display units (ms, or kB in a memory
@@ -38,15 +40,32 @@ std::string format_aggregate_json(std::span<const AggregateCategory> categories)
 // Sorts (sort key, row) pairs into MXNet's print order: MXNet pops a max-heap of (key, name),
 // so the largest key comes first and ties go by name, descending. `ascending` negates the key
 // only (in place), so ties stay name-descending. `name_of(row)` gives a row's name.
+// A radix sort on the key, then each run of equal keys by name (runs are short: ties are rare).
 template <typename RowRef, typename NameOf>
 void sort_in_print_order(std::vector<std::pair<double, RowRef>>* order, bool ascending,
                          NameOf name_of) {
   if (ascending)
     for (auto& entry : *order) entry.first = -entry.first;
-  std::sort(order->begin(), order->end(), [&](const auto& a, const auto& b) {
-    if (a.first != b.first) return a.first > b.first;
-    return name_of(a.second) > name_of(b.second);
-  });
+  static thread_local std::vector<std::pair<uint64_t, uint32_t>> keyed, scratch;
+  static thread_local std::vector<std::pair<double, RowRef>> sorted;
+  keyed.clear();
+  for (uint32_t i = 0; i < order->size(); ++i)
+    keyed.emplace_back(~sortable_key((*order)[i].first), i);  // largest key first
+  radix_sort_by_key(&keyed, &scratch);
+  sorted.clear();
+  for (const auto& k : keyed) sorted.push_back((*order)[k.second]);
+  for (size_t begin = 0; begin < sorted.size();) {
+    size_t end = begin + 1;
+    while (end < sorted.size() && keyed[end].first == keyed[begin].first) ++end;
+    if (end - begin > 1) {
+      std::sort(
+          sorted.begin() + static_cast<std::ptrdiff_t>(begin),
+          sorted.begin() + static_cast<std::ptrdiff_t>(end),
+          [&](const auto& a, const auto& b) { return name_of(a.second) > name_of(b.second); });
+    }
+    begin = end;
+  }
+  order->swap(sorted);
 }
 
 // MXNet's number formats: the table's "%.4f" and the JSON's "%.4g" of a float. `buffer` must

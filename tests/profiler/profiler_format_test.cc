@@ -2,6 +2,10 @@
 // styles, and MXNet's aggregate table / JSON from display rows.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -98,6 +102,68 @@ TEST(AggregateTable, PrintOrderIsMxnetsHeap) {
   EXPECT_EQ(ascending[0].second, "c");  // smallest key first, ties still name-descending
   EXPECT_EQ(ascending[1].second, "b");
   EXPECT_EQ(ascending[2].second, "a");
+}
+
+// The table writes its numbers straight into the row (docs/profiler.md#aggregate-statistics):
+// every column must still be exactly printf's "%16.4f" / "%16llu", on half-way cases, the
+// 1e11 boundary of the fast path, huge and negative values and counts wider than the field.
+TEST(AggregateTable, RowNumbersAreExactlyPrintfs) {
+  std::vector<float> values = {0.0f,     -0.0f,    0.00005f,     0.00015f,       0.00025f,
+                               1.23445f, 0.99995f, 2147483.647f, 99999999999.0f, 1e11f,
+                               1e12f,    3.4e38f,  -1.5f,        -123456.789f,   1e-30f};
+  std::mt19937 rng(7);
+  for (int i = 0; i < 2000; ++i)
+    values.push_back(std::ldexp(std::uniform_real_distribution<float>(1, 2)(rng),
+                                std::uniform_int_distribution<int>(-20, 40)(rng)));
+  std::vector<uint64_t> counts = {0, 7, 9999999999999999ull, 10000000000000000ull,
+                                  18446744073709551615ull};
+  std::vector<prof::AggregateRow> rows;
+  std::string expected;
+  std::vector<std::string> names;
+  names.reserve(values.size());
+  for (size_t i = 0; i < values.size(); ++i) {
+    names.push_back(i % 50 == 0 ? std::string(30, 'n') : "row" + std::to_string(i));
+    const float v = values[i];
+    const uint64_t count = counts[i % counts.size()];
+    rows.push_back({names.back(), count, v, v, v, v});
+    char line[512];
+    std::snprintf(line, sizeof line, "%-25s%16llu %16.4f %16.4f %16.4f %16.4f\n",
+                  names.back().c_str(), static_cast<unsigned long long>(count),
+                  static_cast<double>(v), static_cast<double>(v), static_cast<double>(v),
+                  static_cast<double>(v));
+    expected += line;
+  }
+  std::vector<prof::AggregateCategory> categories = {{"operator", rows}};
+  const std::string table = prof::format_aggregate_table(categories);
+  const size_t body = table.find("-------------\n") + 14;
+  EXPECT_EQ(table.substr(body), expected + "\n");
+}
+
+// The radix print order equals a comparison sort by (key descending, name descending), with
+// many ties, negative keys and -0.0 == 0.0.
+TEST(AggregateTable, PrintOrderEqualsTheComparisonSort) {
+  std::mt19937 rng(11);
+  for (bool ascending : {false, true}) {
+    std::vector<std::pair<double, std::string>> order;
+    for (int i = 0; i < 3000; ++i) {
+      double key = std::uniform_int_distribution<int>(-50, 50)(rng) * 0.5;
+      if (i % 7 == 0) key = std::uniform_real_distribution<double>(-1e9, 1e9)(rng);
+      if (i % 97 == 0) key = -0.0;
+      order.emplace_back(key, "n" + std::to_string(i));
+    }
+    auto expected = order;
+    for (auto& e : expected)
+      if (ascending) e.first = -e.first;
+    std::sort(expected.begin(), expected.end(), [](const auto& a, const auto& b) {
+      if (a.first != b.first) return a.first > b.first;
+      return a.second > b.second;
+    });
+    prof::sort_in_print_order(&order, ascending,
+                              [](const std::string& s) -> const std::string& { return s; });
+    ASSERT_EQ(order.size(), expected.size());
+    for (size_t i = 0; i < order.size(); ++i)
+      ASSERT_EQ(order[i].second, expected[i].second) << "at " << i << " ascending " << ascending;
+  }
 }
 
 }  // namespace
