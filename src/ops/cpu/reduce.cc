@@ -3,12 +3,13 @@
 #include <limits>
 
 #include "ops/cpu/kernels.h"
+#include "ops/math_params.h"
 #include "ops/op_params.h"
 
 namespace nanomx::ops::cpu {
 namespace {
 
-enum class Reducer { kSum, kMax, kMin, kNorm1, kNorm2 };
+enum class Reducer { kSum, kMax, kMin, kNorm1, kNorm2, kProd, kNanSum, kNanProd, kMean };
 
 // Float sums in blocks of lanes (vectorizable: 32 independent lanes keep enough additions in
 // flight to run at memory speed), blocks added in double.
@@ -62,19 +63,39 @@ double sum_contiguous(const double* x, int64_t n) { return sum_contiguous_body(x
 
 template <Reducer R, typename T>
 struct Accum {
-  // Integer sums wrap modulo 2^64 (then to T's width, as numpy); everything else in double.
-  using type = std::conditional_t<R == Reducer::kSum && std::is_integral_v<T>, uint64_t, double>;
+  static constexpr bool kSumLike =
+      R == Reducer::kSum || R == Reducer::kNanSum || R == Reducer::kMean;
+  static constexpr bool kProdLike = R == Reducer::kProd || R == Reducer::kNanProd;
+  // Integer sums and products wrap modulo 2^64 (then to T's width, as numpy); everything else
+  // in double.
+  using type =
+      std::conditional_t<(kSumLike || kProdLike) && std::is_integral_v<T>, uint64_t, double>;
   static type init() {
     if constexpr (R == Reducer::kMax) return -std::numeric_limits<double>::infinity();
     if constexpr (R == Reducer::kMin) return std::numeric_limits<double>::infinity();
+    if constexpr (kProdLike) return 1;
     return 0;
   }
   static void add(type& acc, T x) {
-    if constexpr (R == Reducer::kSum) {
+    if constexpr (kSumLike || kProdLike) {
       if constexpr (std::is_integral_v<T>) {
-        acc += static_cast<uint64_t>(static_cast<int64_t>(x));
+        const auto v = static_cast<uint64_t>(static_cast<int64_t>(x));
+        if constexpr (kSumLike) {
+          acc += v;
+        } else {
+          acc *= v;
+        }
       } else {
-        acc += to_double(x);
+        const double v = to_double(x);
+        // nansum / nanprod skip NaN.
+        if constexpr (R == Reducer::kNanSum || R == Reducer::kNanProd) {
+          if (std::isnan(v)) return;
+        }
+        if constexpr (kSumLike) {
+          acc += v;
+        } else {
+          acc *= v;
+        }
       }
     } else if constexpr (R == Reducer::kMax) {
       const double v = to_double(x);
@@ -89,8 +110,17 @@ struct Accum {
       acc += v * v;
     }
   }
-  static T finish(type acc) {
-    if constexpr (R == Reducer::kSum && std::is_integral_v<T>) {
+  // `count`: the elements reduced into one output (mean divides by it).
+  static T finish(type acc, int64_t count) {
+    if constexpr (R == Reducer::kMean) {
+      if constexpr (std::is_integral_v<T>) {
+        // MXNet: the integer sum in T's width, divided by the count (truncating).
+        const auto sum = static_cast<int64_t>(static_cast<T>(acc));
+        return count == 0 ? T(0) : static_cast<T>(sum / count);
+      } else {
+        return from_double<T>(acc / static_cast<double>(count));
+      }
+    } else if constexpr ((kSumLike || kProdLike) && std::is_integral_v<T>) {
       return static_cast<T>(acc);
     } else if constexpr (R == Reducer::kNorm2) {
       return from_double<T>(std::sqrt(acc));
@@ -113,10 +143,12 @@ void reduce_kernel(const NDArray& in, const NDArray& out, const ReduceSpec& spec
     NANOMX_CHECK(n_in > 0) << (R == Reducer::kMax ? "max" : "min") << ": zero-size reduction of "
                            << in.shape() << " has no identity";
   }
-  // Fast path: every axis reduced, contiguous float sum.
-  if constexpr (R == Reducer::kSum && (std::is_same_v<T, float> || std::is_same_v<T, double>)) {
+  // Fast path: every axis reduced, contiguous float sum (or mean).
+  if constexpr ((R == Reducer::kSum || R == Reducer::kMean) &&
+                (std::is_same_v<T, float> || std::is_same_v<T, double>)) {
     if (n_out == 1) {
-      o[0] = static_cast<T>(sum_contiguous(x, n_in));
+      const double sum = sum_contiguous(x, n_in);
+      o[0] = static_cast<T>(R == Reducer::kMean ? sum / static_cast<double>(n_in) : sum);
       return;
     }
   }
@@ -140,7 +172,8 @@ void reduce_kernel(const NDArray& in, const NDArray& out, const ReduceSpec& spec
           for (int64_t i = 0; i < len; ++i) A::add(pa[i], px[i]);
         }
       });
-  for (int64_t i = 0; i < n_out; ++i) o[i] = A::finish(acc[static_cast<size_t>(i)]);
+  const int64_t count = n_in / n_out;
+  for (int64_t i = 0; i < n_out; ++i) o[i] = A::finish(acc[static_cast<size_t>(i)], count);
 }
 
 template <Reducer R>
@@ -159,6 +192,46 @@ void norm(const ParsedParams& p, std::span<const NDArray> in, std::span<const ND
   }
 }
 
+// argmax / argmin: the index of the first extreme element (NaN counts as the extreme, as in
+// numpy), written in the output's dtype (the input's, as MXNet).
+template <bool kMax, typename T>
+void arg_reduce_typed(const NDArray& in, const NDArray& out, std::optional<int64_t> axis_attr) {
+  const Shape& shape = in.shape();
+  int64_t outer = 1, len = in.size(), inner = 1;
+  if (axis_attr) {
+    const int axis = normalize_axis(*axis_attr, shape.ndim(), kMax ? "argmax" : "argmin");
+    outer = 1;
+    for (int i = 0; i < axis; ++i) outer *= shape[i];
+    for (int i = axis + 1; i < shape.ndim(); ++i) inner *= shape[i];
+    len = shape[axis];
+  }
+  const T* x = in.data_as<T>();
+  T* o = out.data_as<T>();
+  for (int64_t a = 0; a < outer; ++a) {
+    for (int64_t b = 0; b < inner; ++b) {
+      const int64_t base = a * len * inner + b;
+      int64_t best_k = 0;
+      double best = to_double(x[base]);
+      for (int64_t k = 1; k < len && !std::isnan(best); ++k) {
+        const double v = to_double(x[base + k * inner]);
+        if (std::isnan(v) || (kMax ? v > best : v < best)) {
+          best = v;
+          best_k = k;
+        }
+      }
+      o[a * inner + b] = from_double<T>(static_cast<double>(best_k));
+    }
+  }
+}
+
+template <bool kMax>
+void arg_reduce(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out) {
+  const auto& a = p.get<ArgReduceParams>();
+  if (out[0].size() == 0) return;
+  dispatch_dtype(in[0].dtype(),
+                 [&](auto tag) { arg_reduce_typed<kMax, decltype(tag)>(in[0], out[0], a.axis); });
+}
+
 }  // namespace
 
 void register_reduce_kernels() {
@@ -166,6 +239,13 @@ void register_reduce_kernels() {
   register_kernel("max", DeviceType::kCPU, reduce<Reducer::kMax>);
   register_kernel("min", DeviceType::kCPU, reduce<Reducer::kMin>);
   register_kernel("norm", DeviceType::kCPU, norm);
+  register_kernel("mean", DeviceType::kCPU, reduce<Reducer::kMean>);
+  register_kernel("prod", DeviceType::kCPU, reduce<Reducer::kProd>);
+  register_kernel("nansum", DeviceType::kCPU, reduce<Reducer::kNanSum>);
+  register_kernel("nanprod", DeviceType::kCPU, reduce<Reducer::kNanProd>);
+  register_kernel("argmax", DeviceType::kCPU, arg_reduce<true>);
+  register_kernel("argmin", DeviceType::kCPU, arg_reduce<false>);
+  register_kernel("argmax_channel", DeviceType::kCPU, arg_reduce<true>);
 }
 
 }  // namespace nanomx::ops::cpu
