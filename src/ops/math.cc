@@ -93,6 +93,20 @@ SoftmaxParams parse_softmax(const Params& p) {
   return s;
 }
 
+// The output has the input's shape; the axis is checked as soon as the rank is known (on the
+// calling thread, not in the kernel).
+void infer_softmax_shape(const ParsedParams& p, std::span<PartialShape> in,
+                         std::span<PartialShape> out) {
+  PartialShape merged = in[0];
+  NANOMX_CHECK(merge_shape(merged, out[0]))
+      << p.op() << ": shapes of 'data' " << in[0] << " and the output " << out[0] << " differ";
+  if (merged.rank_known()) {
+    normalize_axis(p.get<SoftmaxParams>().axis, merged.ndim(), p.op().c_str());
+  }
+  in[0] = merged;
+  out[0] = merged;
+}
+
 void infer_softmax_type(const ParsedParams& p, std::span<PartialDType> in,
                         std::span<PartialDType> out) {
   const auto& s = p.get<SoftmaxParams>();
@@ -149,12 +163,13 @@ void register_math_ops(Registry& r) {
   }
 
   for (const char* name : {"softmax", "log_softmax", "softmin"}) {
-    register_same_shape(r, {.name = name,
-                            .inputs = {"data"},
-                            .keys = {"axis", "temperature", "dtype", "use_length"},
-                            .parse = parser(parse_softmax),
-                            .infer_type = infer_softmax_type,
-                            .backward = {.outputs = {0}}});
+    r.add({.name = name,
+           .inputs = {"data"},
+           .keys = {"axis", "temperature", "dtype", "use_length"},
+           .parse = parser(parse_softmax),
+           .infer_shape = infer_softmax_shape,
+           .infer_type = infer_softmax_type,
+           .backward = {.outputs = {0}}});
   }
 }
 
