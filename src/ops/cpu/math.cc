@@ -2,7 +2,9 @@
 // dtype: float16 computes in float and rounds once; float32 in float; integers exactly where
 // the function is exact on integers (abs, sign, rounding, relu, comparisons, power, mod,
 // maximum, minimum) and otherwise in double, converted back as numpy's astype does.
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <numbers>
 
@@ -169,6 +171,61 @@ inline T unary_one(T x) {
   }
 }
 
+// float32 exp without a libm call per element, so that the loop vectorizes (the scalar expf
+// runs at a fifth of numpy's SIMD exp). Cephes' expf: x = n ln2 + r with |r| <= ln2 / 2,
+// e^r by a degree-6 polynomial (within 2 ulp of the exact result), times 2^n built in the
+// exponent bits. Only for x in [-87, 88], where 2^n and the result are normal floats; returns
+// false when some element lies outside (or is NaN), for the caller to redo those with std::exp.
+[[gnu::always_inline]] inline bool exp_f32_body(const float* x, float* o, int64_t n) {
+  // Branch-free so that GCC vectorizes it: the range test is an int and `&` (not `&&`), and an
+  // element out of range (or NaN) is replaced by 0 through its bits (a float select would
+  // not vectorize under the default -ftrapping-math); the caller redoes such blocks.
+  int in_range = 1;
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = x[i];
+    const int ok = static_cast<int>(v >= -87.0f) & static_cast<int>(v <= 88.0f);
+    in_range &= ok;
+    uint32_t vbits;
+    std::memcpy(&vbits, &v, sizeof(vbits));
+    vbits &= 0u - static_cast<uint32_t>(ok);
+    float c;
+    std::memcpy(&c, &vbits, sizeof(c));
+    // Round to nearest through the 1.5 * 2^23 trick: no floorf call, so the loop vectorizes.
+    const float k = (c * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+    const float r = (c - k * 0.693359375f) - k * -2.12194440e-4f;
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * r * r + r + 1.0f;
+    const int32_t bits = (static_cast<int32_t>(k) + 127) << 23;
+    float scale;
+    std::memcpy(&scale, &bits, sizeof(scale));
+    o[i] = p * scale;
+  }
+  return in_range != 0;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+[[gnu::target("avx2,fma")]] bool exp_f32_avx2(const float* x, float* o, int64_t n) {
+  return exp_f32_body(x, o, n);
+}
+bool cpu_has_avx2_fma() {
+  static const bool has = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") != 0 && __builtin_cpu_supports("fma") != 0;
+  }();
+  return has;
+}
+bool exp_f32(const float* x, float* o, int64_t n) {
+  return cpu_has_avx2_fma() ? exp_f32_avx2(x, o, n) : exp_f32_body(x, o, n);
+}
+#else
+bool exp_f32(const float* x, float* o, int64_t n) { return exp_f32_body(x, o, n); }
+#endif
+
 template <U u>
 void unary_kernel(const ParsedParams&, std::span<const NDArray> in, std::span<const NDArray> out) {
   dispatch_dtype(out[0].dtype(), [&](auto tag) {
@@ -176,6 +233,24 @@ void unary_kernel(const ParsedParams&, std::span<const NDArray> in, std::span<co
     const T* x = in[0].data_as<T>();
     T* o = out[0].data_as<T>();
     const int64_t n = out[0].size();
+    if constexpr (u == U::kExp && std::is_same_v<T, float>) {
+      // In blocks, so that a block with an element out of range is redone while in cache (and
+      // an input that is also the output is still there to redo it from).
+      constexpr int64_t kBlock = 1024;
+      float saved[kBlock];
+      for (int64_t start = 0; start < n; start += kBlock) {
+        const int64_t len = std::min(kBlock, n - start);
+        const float* xb = x + start;
+        if (xb == o + start) {
+          std::memcpy(saved, xb, static_cast<size_t>(len) * sizeof(float));
+          xb = saved;
+        }
+        if (!exp_f32(xb, o + start, len)) {
+          for (int64_t i = 0; i < len; ++i) o[start + i] = std::exp(xb[i]);
+        }
+      }
+      return;
+    }
     for (int64_t i = 0; i < n; ++i) o[i] = unary_one<u>(x[i]);
   });
 }
