@@ -292,6 +292,10 @@ def test_power_modulo_abs_and_unary_operators(dtype):
     assert_matches(abs(nd(-x) if not np.issubdtype(dtype, np.unsignedinteger) else a),
                    f, dtype)
     assert (+a) is a
+    # numpy scalars on the left defer to NDArray (its __array_priority__).
+    assert_matches(np.float64(2) ** a, 2.0 ** f, dtype)
+    assert_matches(np.int64(7) % a, np.mod(7, f), dtype)
+    assert_matches(np.float32(2) < a, 2 < f, dtype)
     if not np.issubdtype(dtype, np.unsignedinteger):
         assert_matches(-a, -f, dtype)
     # Reflected forms of the arithmetic the C type implements.
@@ -394,6 +398,7 @@ def test_module_functions_dispatch_like_mxnet():
         mx.nd.power(a, None)
     with pytest.raises(TypeError, match="not supported"):
         mx.nd.equal(np.ones(3), a)
+    assert not hasattr(mx.nd, "hypot")  # as MXNet: only the operators
 
 
 # ---- softmax ------------------------------------------------------------------------------
@@ -582,6 +587,8 @@ def test_unsupported_dtypes_name_the_supported_ones():
         mx.nd.softmax(mx.nd.ones((2,)), dtype="bfloat16")
     with pytest.raises(TypeError, match="complex64.*" + supported):
         mx.nd.empty((2,), dtype=np.complex64)
+    with pytest.raises(TypeError, match="bfloat16.*" + supported):
+        mx.nd.array([1, 2], dtype="bfloat16")
 
 
 def test_trace_names_are_mxnet_operator_names(enable_profiler):

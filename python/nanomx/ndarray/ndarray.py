@@ -499,6 +499,7 @@ def array(source_array, ctx=None, dtype=None):
         result[:] = source_array
         return result
     dtype = mx_real_t if dtype is None else dtype
+    _dtype_code(dtype)  # a dtype nanomx lacks names the ones it has
     try:
         host = np.ascontiguousarray(source_array, dtype=dtype)
     except (TypeError, ValueError):
@@ -749,11 +750,13 @@ def _make_module_function(name):
     return function
 
 
-for _name in _BINARY_OPS:
+# MXNet's module functions (hypot has only its operators there).
+_MODULE_FUNCTIONS = [name for name in _BINARY_OPS if name != "hypot"]
+for _name in _MODULE_FUNCTIONS:
     globals()[_name] = _make_module_function(_name)
 del _name
 true_divide = divide
-__all__ += list(_BINARY_OPS) + ["true_divide"]
+__all__ += _MODULE_FUNCTIONS + ["true_divide"]
 # --- end of math, comparison and reduction members (issue 11) ---
 
 
