@@ -628,9 +628,9 @@ def _binary_op(name, lhs, rhs, out=None):
     return NotImplemented
 
 
-def _in_place(name, self, other, verb):
+def _in_place(name, self, other, message):
     if not self.writable:
-        raise ValueError("trying to %s a readonly NDArray" % verb)
+        raise ValueError(message)
     return _binary_op(name, self, other, out=self)
 
 
@@ -669,7 +669,7 @@ def _ndarray_rpow(self, other):
 
 
 def _ndarray_ipow(self, other):
-    return _in_place("power", self, other, "raise to a power")
+    return _in_place("power", self, other, "trying to raise a readonly NDArray to a power")
 
 
 def _ndarray_mod(self, other):
@@ -681,7 +681,7 @@ def _ndarray_rmod(self, other):
 
 
 def _ndarray_imod(self, other):
-    return _in_place("modulo", self, other, "take modulo from")
+    return _in_place("modulo", self, other, "trying to take modulo from a readonly NDArray")
 
 
 def _ndarray_abs(self):
