@@ -13,6 +13,13 @@ ReduceParams parse_reduce(const Params& p) {
   r.axis = p.get_ints("axis");
   r.keepdims = p.get_bool("keepdims", false);
   r.exclude = p.has("exclude") && p.get_bool("exclude", false);
+  if (p.has("out_dtype") && p.get_string("out_dtype") != "None") {
+    const DType d = p.get_dtype("out_dtype", DType::kFloat32);
+    NANOMX_CHECK(d != DType::kUint8)
+        << p.op() << ": attribute 'out_dtype' = 'uint8' is not supported (valid: float16, "
+        << "float32, float64, int64, int32, int8)";
+    r.out_dtype = d;
+  }
   if (p.has("ord")) {
     r.ord = static_cast<int>(p.get_int("ord", 2));
     NANOMX_CHECK(r.ord == 1 || r.ord == 2)
@@ -94,16 +101,17 @@ void infer_arg_reduce(const ParsedParams& p, std::span<PartialShape> in,
 void register_reduce_ops(Registry& r) {
   const std::vector<std::string> keys = {"axis", "keepdims", "exclude"};
   auto add = [&](const char* name, std::vector<std::string> k, bool identity, BackwardNeeds needs,
-                 std::vector<std::string> aliases) {
-    r.add({.name = name,
-           .inputs = {"data"},
-           .keys = std::move(k),
-           .parse = parser(parse_reduce),
-           .infer_shape = [identity](
-                              const ParsedParams& p, std::span<PartialShape> in,
-                              std::span<PartialShape> out) { infer_reduce(p, in, out, identity); },
-           .backward = std::move(needs)},
-          std::move(aliases));
+                 std::vector<std::string> aliases) -> Op& {
+    return r.add(
+        {.name = name,
+         .inputs = {"data"},
+         .keys = std::move(k),
+         .parse = parser(parse_reduce),
+         .infer_shape = [identity](
+                            const ParsedParams& p, std::span<PartialShape> in,
+                            std::span<PartialShape> out) { infer_reduce(p, in, out, identity); },
+         .backward = std::move(needs)},
+        std::move(aliases));
   };
   add("sum", keys, false, {}, {"sum_axis"});
   add("mean", keys, false, {}, {});
@@ -112,7 +120,20 @@ void register_reduce_ops(Registry& r) {
   add("nanprod", keys, false, {.inputs = {0}, .outputs = {0}}, {});
   add("max", keys, true, {.inputs = {0}, .outputs = {0}}, {"max_axis"});
   add("min", keys, true, {.inputs = {0}, .outputs = {0}}, {"min_axis"});
-  add("norm", {"ord", "axis", "keepdims"}, false, {.inputs = {0}, .outputs = {0}}, {});
+  Op& norm = add("norm", {"ord", "axis", "out_dtype", "keepdims"}, false,
+                 {.inputs = {0}, .outputs = {0}}, {});
+  // norm's output dtype: out_dtype when given, else the input's.
+  norm.infer_type = [](const ParsedParams& p, std::span<PartialDType> in,
+                       std::span<PartialDType> out) {
+    const auto& out_dtype = p.get<ReduceParams>().out_dtype;
+    if (out_dtype) {
+      out[0] = out_dtype;
+    } else if (in[0]) {
+      out[0] = in[0];
+    } else if (out[0]) {
+      in[0] = out[0];
+    }
+  };
   for (const char* name : {"argmax", "argmin"}) {
     r.add({.name = name,
            .inputs = {"data"},

@@ -562,6 +562,18 @@ def test_norm_ord_axis_keepdims(dtype):
                    atol_int=1)
 
 
+def test_norm_out_dtype():
+    x = np.array([[3, 4], [6, 8]], np.float16)
+    wide = mx.nd.norm(nd(x), out_dtype="float64")
+    assert wide.dtype == np.float64
+    np.testing.assert_allclose(wide.asnumpy(), [np.sqrt(125.0)], rtol=1e-12)
+    rows = mx.nd.norm(nd(x), ord=1, axis=1, out_dtype="int32", keepdims=True)
+    assert rows.dtype == np.int32 and rows.asnumpy().tolist() == [[7], [14]]
+    assert mx.nd.norm(nd(x), out_dtype=None).dtype == np.float16
+    with pytest.raises(mx.MXNetError, match="out_dtype"):
+        mx.nd.norm(nd(x), out_dtype="uint8")
+
+
 # ---- fluent methods and dtype errors -----------------------------------------------------
 def test_fluent_methods_match_the_functions():
     x = values(np.float32, (2, 3), 0.5, 2)

@@ -130,12 +130,15 @@ struct Accum {
   }
 };
 
-template <Reducer R, typename T>
+// O: the output's element type; another than T only for norm's out_dtype (the norm in double,
+// converted once).
+template <Reducer R, typename T, typename O = T>
 void reduce_kernel(const NDArray& in, const NDArray& out, const ReduceSpec& spec) {
   using A = Accum<R, T>;
   using Acc = typename A::type;
+  static_assert(std::is_same_v<O, T> || R == Reducer::kNorm1 || R == Reducer::kNorm2);
   const T* x = in.data_as<T>();
-  T* o = out.data_as<T>();
+  O* o = out.data_as<O>();
   const int64_t n_out = out.size();
   const int64_t n_in = in.size();
   if (n_out == 0) return;
@@ -145,7 +148,7 @@ void reduce_kernel(const NDArray& in, const NDArray& out, const ReduceSpec& spec
   }
   // Fast path: every axis reduced, contiguous float sum (or mean).
   if constexpr ((R == Reducer::kSum || R == Reducer::kMean) &&
-                (std::is_same_v<T, float> || std::is_same_v<T, double>)) {
+                (std::is_same_v<T, float> || std::is_same_v<T, double>)&&std::is_same_v<O, T>) {
     if (n_out == 1) {
       const double sum = sum_contiguous(x, n_in);
       o[0] = static_cast<T>(R == Reducer::kMean ? sum / static_cast<double>(n_in) : sum);
@@ -173,7 +176,14 @@ void reduce_kernel(const NDArray& in, const NDArray& out, const ReduceSpec& spec
         }
       });
   const int64_t count = n_in / n_out;
-  for (int64_t i = 0; i < n_out; ++i) o[i] = A::finish(acc[static_cast<size_t>(i)], count);
+  for (int64_t i = 0; i < n_out; ++i) {
+    if constexpr (std::is_same_v<O, T>) {
+      o[i] = A::finish(acc[static_cast<size_t>(i)], count);
+    } else {
+      const double a = acc[static_cast<size_t>(i)];
+      o[i] = from_double<O>(R == Reducer::kNorm2 ? std::sqrt(a) : a);
+    }
+  }
 }
 
 template <Reducer R>
@@ -185,11 +195,28 @@ void reduce(const ParsedParams& p, std::span<const NDArray> in, std::span<const 
 }
 
 void norm(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out) {
-  if (p.get<ReduceParams>().ord == 1) {
-    reduce<Reducer::kNorm1>(p, in, out);
-  } else {
-    reduce<Reducer::kNorm2>(p, in, out);
+  const auto& r = p.get<ReduceParams>();
+  if (in[0].dtype() == out[0].dtype()) {
+    if (r.ord == 1) {
+      reduce<Reducer::kNorm1>(p, in, out);
+    } else {
+      reduce<Reducer::kNorm2>(p, in, out);
+    }
+    return;
   }
+  // out_dtype: read the input's type, write the output's.
+  const ReduceSpec spec = reduce_spec(p.op(), r.axis, r.keepdims, r.exclude, in[0].shape());
+  dispatch_dtype(in[0].dtype(), [&](auto in_tag) {
+    using T = decltype(in_tag);
+    dispatch_dtype(out[0].dtype(), [&](auto out_tag) {
+      using O = decltype(out_tag);
+      if (r.ord == 1) {
+        reduce_kernel<Reducer::kNorm1, T, O>(in[0], out[0], spec);
+      } else {
+        reduce_kernel<Reducer::kNorm2, T, O>(in[0], out[0], spec);
+      }
+    });
+  });
 }
 
 // argmax / argmin: the index of the first extreme element (NaN counts as the extreme, as in
