@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -167,6 +168,85 @@ TEST(MathKernels, RulesNumpyDoesNotShare) {
   // MXNet's integer mean: the sum in the dtype's width (301 wraps to 45), then divided.
   EXPECT_EQ(values_of<int8_t>(invoke_one(get_op("mean"), std::vector{small}, {})),
             (std::vector<int8_t>{15}));
+}
+
+// Every math kernel on every dtype with the values that trap or overflow (the minimum, -1, 0,
+// the maximum, NaN, infinities): under the sanitizers this finds undefined behaviour (INT_MIN
+// % -1, signed overflow, shifts); here it checks that each runs and keeps shape and dtype.
+template <typename T>
+NDArray extremes() {
+  double lowest = 0, highest = 0;
+  if constexpr (std::is_same_v<T, half>) {
+    lowest = -65504;
+    highest = 65504;
+  } else {
+    lowest = static_cast<double>(std::numeric_limits<T>::lowest());
+    highest = static_cast<double>(std::numeric_limits<T>::max());
+  }
+  std::vector<double> v = {lowest, -1, 0, 1, 2, highest};
+  if constexpr (!std::is_integral_v<T>) {
+    v.insert(v.end(), {NAN, INFINITY, -INFINITY, 0.5, -2.5, 100, -100});
+  }
+  std::vector<T> values;
+  for (double d : v) values.push_back(from_double<T>(d));
+  return make<T>(Shape{static_cast<int64_t>(values.size())}, values);
+}
+
+const char* const kUnary[] = {
+    "exp",     "expm1",   "log",     "log1p",      "log2",    "log10",      "abs",     "sign",
+    "rsqrt",   "cbrt",    "rcbrt",   "reciprocal", "sin",     "cos",        "tan",     "arcsin",
+    "arccos",  "arctan",  "sinh",    "cosh",       "tanh",    "arcsinh",    "arccosh", "arctanh",
+    "degrees", "radians", "sigmoid", "relu",       "floor",   "ceil",       "round",   "rint",
+    "fix",     "trunc",   "erf",     "gamma",      "gammaln", "logical_not"};
+const char* const kBinary[] = {"power",         "maximum",    "minimum",      "mod",
+                               "hypot",         "equal",      "not_equal",    "greater",
+                               "greater_equal", "lesser",     "lesser_equal", "logical_and",
+                               "logical_or",    "logical_xor"};
+
+template <typename T>
+void run_everything() {
+  const NDArray x = extremes<T>();
+  std::vector<NDArray> results;
+  for (const char* name : kUnary) results.push_back(invoke_one(get_op(name), std::vector{x}, {}));
+  // Every pair of the extreme values.
+  const std::vector<T> v = values_of<T>(x);
+  std::vector<T> a, b;
+  for (T p : v) {
+    for (T q : v) {
+      a.push_back(p);
+      b.push_back(q);
+    }
+  }
+  const auto n = static_cast<int64_t>(a.size());
+  const std::vector<NDArray> pair = {make<T>(Shape{n}, a), make<T>(Shape{n}, b)};
+  for (const std::string op : kBinary) {
+    results.push_back(invoke_one(get_op("broadcast_" + op), pair, {}));
+    results.push_back(invoke_one(get_op("_" + op), pair, {}));
+    for (const std::string& scalar_op : {"_" + op + "_scalar", "_r" + op + "_scalar"}) {
+      if (find_op(scalar_op) == nullptr) continue;
+      for (const char* s : {"-1", "0", "2.5", "-1e300", "nan"}) {
+        results.push_back(invoke_one(get_op(scalar_op), std::vector{x}, {{"scalar", s}}));
+      }
+    }
+  }
+  for (const char* name : {"mean", "prod", "nansum", "nanprod", "argmax", "argmin", "norm"}) {
+    results.push_back(invoke_one(get_op(name), std::vector{x}, {}));
+  }
+  for (const NDArray& r : results) {
+    r.wait_to_read();
+    EXPECT_EQ(r.dtype(), x.dtype());
+  }
+  EXPECT_GT(results.size(), 100u);
+}
+
+TEST(MathKernels, EveryKernelOnEveryDtypeWithExtremeValues) {
+  run_everything<float>();
+  run_everything<double>();
+  run_everything<half>();
+  run_everything<uint8_t>();
+  run_everything<int32_t>();
+  run_everything<int8_t>();
+  run_everything<int64_t>();
 }
 
 }  // namespace
