@@ -209,9 +209,55 @@ inline T unary_one(T x) {
   return in_range != 0;
 }
 
+// float32 log, vectorizable for the same reason: Cephes' logf. x = m 2^e with m in
+// [sqrt(1/2), sqrt(2)), log(m) by a degree-9 polynomial in m - 1, plus e ln2 in two parts.
+// Only for positive normal finite x (the exponent and mantissa taken from the bits); returns
+// false when some element is anything else (0, negative, subnormal, inf, NaN).
+[[gnu::always_inline]] inline bool log_f32_body(const float* x, float* o, int64_t n) {
+  constexpr uint32_t kMinNormal = 0x00800000u, kInf = 0x7f800000u;
+  constexpr uint32_t kSqrtHalf = 0x3f3504f3u;  // sqrt(0.5) in [0.5, 1)
+  int in_range = 1;
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = x[i];
+    uint32_t bits;
+    std::memcpy(&bits, &v, sizeof(bits));
+    // Unsigned compares on the bits: no float select (see exp_f32_body).
+    const int ok = static_cast<int>(bits >= kMinNormal) & static_cast<int>(bits < kInf);
+    in_range &= ok;
+    const uint32_t keep = 0u - static_cast<uint32_t>(ok);
+    bits = (bits & keep) | (0x3f800000u & ~keep);  // 1.0 stands in; the caller redoes the block
+    int e = static_cast<int>(bits >> 23) - 126;
+    const uint32_t mbits = (bits & 0x007fffffu) | 0x3f000000u;  // m in [0.5, 1)
+    float m;
+    std::memcpy(&m, &mbits, sizeof(m));
+    const int below = static_cast<int>(mbits < kSqrtHalf);
+    e -= below;
+    m = m + m * static_cast<float>(below) - 1.0f;  // 2m - 1 below sqrt(1/2), else m - 1
+    const float z = m * m;
+    float p = 7.0376836292e-2f;
+    p = p * m - 1.1514610310e-1f;
+    p = p * m + 1.1676998740e-1f;
+    p = p * m - 1.2420140846e-1f;
+    p = p * m + 1.4249322787e-1f;
+    p = p * m - 1.6668057665e-1f;
+    p = p * m + 2.0000714765e-1f;
+    p = p * m - 2.4999993993e-1f;
+    p = p * m + 3.3333331174e-1f;
+    const float fe = static_cast<float>(e);
+    float y = m * z * p;
+    y += fe * -2.12194440e-4f;
+    y += -0.5f * z;
+    o[i] = (m + y) + fe * 0.693359375f;
+  }
+  return in_range != 0;
+}
+
 #if defined(__x86_64__) && defined(__GNUC__)
 [[gnu::target("avx2,fma")]] bool exp_f32_avx2(const float* x, float* o, int64_t n) {
   return exp_f32_body(x, o, n);
+}
+[[gnu::target("avx2,fma")]] bool log_f32_avx2(const float* x, float* o, int64_t n) {
+  return log_f32_body(x, o, n);
 }
 bool cpu_has_avx2_fma() {
   static const bool has = [] {
@@ -223,8 +269,12 @@ bool cpu_has_avx2_fma() {
 bool exp_f32(const float* x, float* o, int64_t n) {
   return cpu_has_avx2_fma() ? exp_f32_avx2(x, o, n) : exp_f32_body(x, o, n);
 }
+bool log_f32(const float* x, float* o, int64_t n) {
+  return cpu_has_avx2_fma() ? log_f32_avx2(x, o, n) : log_f32_body(x, o, n);
+}
 #else
 bool exp_f32(const float* x, float* o, int64_t n) { return exp_f32_body(x, o, n); }
+bool log_f32(const float* x, float* o, int64_t n) { return log_f32_body(x, o, n); }
 #endif
 
 template <U u>
@@ -234,7 +284,7 @@ void unary_kernel(const ParsedParams&, std::span<const NDArray> in, std::span<co
     const T* x = in[0].data_as<T>();
     T* o = out[0].data_as<T>();
     const int64_t n = out[0].size();
-    if constexpr (u == U::kExp && std::is_same_v<T, float>) {
+    if constexpr ((u == U::kExp || u == U::kLog) && std::is_same_v<T, float>) {
       // In blocks, so that a block with an element out of range is redone while in cache (and
       // an input that is also the output is still there to redo it from).
       constexpr int64_t kBlock = 1024;
@@ -246,8 +296,9 @@ void unary_kernel(const ParsedParams&, std::span<const NDArray> in, std::span<co
           std::memcpy(saved, xb, static_cast<size_t>(len) * sizeof(float));
           xb = saved;
         }
-        if (!exp_f32(xb, o + start, len)) {
-          for (int64_t i = 0; i < len; ++i) o[start + i] = std::exp(xb[i]);
+        const bool done = u == U::kExp ? exp_f32(xb, o + start, len) : log_f32(xb, o + start, len);
+        if (!done) {
+          for (int64_t i = 0; i < len; ++i) o[start + i] = unary_float<u>(xb[i]);
         }
       }
       return;
