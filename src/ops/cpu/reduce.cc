@@ -232,21 +232,53 @@ void arg_reduce_typed(const NDArray& in, const NDArray& out, std::optional<int64
     for (int i = axis + 1; i < shape.ndim(); ++i) inner *= shape[i];
     len = shape[axis];
   }
+  using C = compute_t<T>;
   const T* x = in.data_as<T>();
   T* o = out.data_as<T>();
-  for (int64_t a = 0; a < outer; ++a) {
-    for (int64_t b = 0; b < inner; ++b) {
-      const int64_t base = a * len * inner + b;
-      int64_t best_k = 0;
-      double best = to_double(x[base]);
-      for (int64_t k = 1; k < len && !std::isnan(best); ++k) {
-        const double v = to_double(x[base + k * inner]);
-        if (std::isnan(v) || (kMax ? v > best : v < best)) {
-          best = v;
-          best_k = k;
+  // Walks each slab of `len` x `inner` elements in memory order, keeping the best value and its
+  // index per inner position. The first NaN wins and then stays (nothing compares above it).
+  auto better = [](C v, C cur) {
+    bool nan_first = false;
+    if constexpr (std::is_floating_point_v<C>) nan_first = std::isnan(v) && !std::isnan(cur);
+    return (kMax ? v > cur : v < cur) || nan_first;
+  };
+  if (inner == 1) {  // contiguous rows: the best so far in registers
+    for (int64_t a = 0; a < outer; ++a) {
+      const T* row = x + a * len;
+      C cur = to_compute(row[0]);
+      int64_t at = 0;
+      for (int64_t k = 1; k < len; ++k) {
+        const C v = to_compute(row[k]);
+        if (better(v, cur)) {
+          cur = v;
+          at = k;
         }
       }
-      o[a * inner + b] = from_double<T>(static_cast<double>(best_k));
+      o[a] = from_double<T>(static_cast<double>(at));
+    }
+    return;
+  }
+  std::vector<C> best(static_cast<size_t>(inner));
+  std::vector<int64_t> index(static_cast<size_t>(inner));
+  for (int64_t a = 0; a < outer; ++a) {
+    const T* slab = x + a * len * inner;
+    for (int64_t b = 0; b < inner; ++b) {
+      best[static_cast<size_t>(b)] = to_compute(slab[b]);
+      index[static_cast<size_t>(b)] = 0;
+    }
+    for (int64_t k = 1; k < len; ++k) {
+      const T* row = slab + k * inner;
+      for (int64_t b = 0; b < inner; ++b) {
+        const C v = to_compute(row[b]);
+        C& cur = best[static_cast<size_t>(b)];
+        if (better(v, cur)) {
+          cur = v;
+          index[static_cast<size_t>(b)] = k;
+        }
+      }
+    }
+    for (int64_t b = 0; b < inner; ++b) {
+      o[a * inner + b] = from_double<T>(static_cast<double>(index[static_cast<size_t>(b)]));
     }
   }
 }
