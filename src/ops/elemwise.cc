@@ -59,16 +59,6 @@ bool broadcast_known_2(const ParsedParams&, std::span<const Shape* const> in,
   return broadcast_known(*in[0], *in[1], out[0]);
 }
 
-void register_same_shape(Registry& r, Op op, std::vector<std::string> aliases = {}) {
-  op.infer_shape_known = &same_shape_known;
-  op.infer_shape = [name = op.name, inputs = op.inputs, variadic = op.variadic()](
-                       const ParsedParams&, std::span<PartialShape> in,
-                       std::span<PartialShape> out) {
-    same_shape(name, inputs, variadic, in, out);
-  };
-  r.add(std::move(op), std::move(aliases));
-}
-
 FillParams parse_fill(const Params& p, double value) {
   FillParams f;
   if (p.has("shape")) f.shape = p.get_shape("shape");
@@ -111,6 +101,16 @@ void register_fill(Registry& r, const char* name, std::vector<std::string> keys,
 }
 
 }  // namespace
+
+void register_same_shape(Registry& r, Op op, std::vector<std::string> aliases) {
+  op.infer_shape_known = &same_shape_known;
+  op.infer_shape = [name = op.name, inputs = op.inputs, variadic = op.variadic()](
+                       const ParsedParams&, std::span<PartialShape> in,
+                       std::span<PartialShape> out) {
+    same_shape(name, inputs, variadic, in, out);
+  };
+  r.add(std::move(op), std::move(aliases));
+}
 
 void register_elemwise_ops(Registry& r) {
   for (const char* name : {"broadcast_add", "broadcast_sub", "broadcast_mul", "broadcast_div"}) {

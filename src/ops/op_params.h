@@ -50,7 +50,8 @@ struct ReshapeParams {
 struct ReduceParams {
   std::optional<std::vector<int64_t>> axis;
   bool keepdims = false, exclude = false;
-  int ord = 2;  // norm
+  int ord = 2;                     // norm
+  std::optional<DType> out_dtype;  // norm (absent: the input's dtype)
 };
 struct DotParams {
   bool transpose_a = false, transpose_b = false;

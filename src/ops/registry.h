@@ -54,6 +54,10 @@ class Registry {
   Op& add(Op op, std::vector<std::string> aliases = {});
 };
 
+// Registers an elementwise operator: every input and output has one shape, inferred both ways
+// (an output's known dims fill unknown input dims), with the eager shortcut.
+void register_same_shape(Registry& r, Op op, std::vector<std::string> aliases = {});
+
 // Each definition file registers its operators here (called once, in this order, by the
 // registry), then each device's kernel file its kernels.
 void register_elemwise_ops(Registry& r);
@@ -62,6 +66,7 @@ void register_reduce_ops(Registry& r);
 void register_dot_ops(Registry& r);
 void register_index_ops(Registry& r);
 void register_random_ops(Registry& r);
+void register_math_ops(Registry& r);
 void register_cpu_kernels();
 
 // Context attribute "cpu(0)" style (absent: cpu(0)).

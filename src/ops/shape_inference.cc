@@ -191,7 +191,8 @@ ReduceSpec reduce_spec(const std::string& op, const std::optional<std::vector<in
                        bool keepdims, bool exclude, const Shape& in) {
   const int nd = in.ndim();
   ReduceSpec spec;
-  spec.reduced.assign(static_cast<size_t>(nd), !axes || axes->empty() ? !exclude : exclude);
+  // No axes (absent or empty) reduces every axis, with or without `exclude` (as MXNet 1.x).
+  spec.reduced.assign(static_cast<size_t>(nd), !axes || axes->empty() ? true : exclude);
   if (axes) {
     std::vector<bool> seen(static_cast<size_t>(nd), false);
     for (int64_t a : *axes) {

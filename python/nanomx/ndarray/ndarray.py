@@ -28,15 +28,16 @@ def _dtype_code(dtype):
     """MXNet's type code of a numpy dtype, type or name ('float32', np.int8, ...)."""
     if dtype is None:
         return 0
+    supported = ", ".join(np.dtype(t).name for t in _DTYPE_NP_TO_MX)
     try:
         kind = np.dtype(dtype).type
     except TypeError:
-        raise TypeError("data type %r not understood" % (dtype,)) from None
+        raise TypeError("data type %r not understood: nanomx does not support dtype %s "
+                        "(supported: %s)" % (dtype, dtype, supported)) from None
     code = _DTYPE_NP_TO_MX.get(kind)
     if code is None:
         raise TypeError("nanomx does not support dtype %s (supported: %s)"
-                        % (np.dtype(kind).name,
-                           ", ".join(np.dtype(t).name for t in _DTYPE_NP_TO_MX)))
+                        % (np.dtype(kind).name, supported))
     return code
 
 
@@ -498,6 +499,7 @@ def array(source_array, ctx=None, dtype=None):
         result[:] = source_array
         return result
     dtype = mx_real_t if dtype is None else dtype
+    _dtype_code(dtype)  # a dtype nanomx lacks names the ones it has
     try:
         host = np.ascontiguousarray(source_array, dtype=dtype)
     except (TypeError, ValueError):
@@ -582,6 +584,180 @@ def multiply(lhs, rhs):
 
 def divide(lhs, rhs):
     return _ufunc(lhs, rhs, operator.truediv)
+
+
+# --- math, comparison and reduction members (issue 11) ---
+# MXNet 1.x's Python operators and module functions over its math operators: an NDArray with an
+# NDArray runs broadcast_<op>, with a number _<op>_scalar (the number cast to the array's dtype
+# first), a number with an NDArray the reflected scalar operator (s > a is _lesser_scalar(a, s)).
+# Comparisons give 1 and 0 in the input dtype. docs/mxnet-compat.md#operators has the rules.
+
+# name: (operator for two arrays, array op number, number op array)
+_BINARY_OPS = {
+    "power": ("broadcast_power", "_power_scalar", "_rpower_scalar"),
+    "maximum": ("broadcast_maximum", "_maximum_scalar", "_maximum_scalar"),
+    "minimum": ("broadcast_minimum", "_minimum_scalar", "_minimum_scalar"),
+    "modulo": ("broadcast_mod", "_mod_scalar", "_rmod_scalar"),
+    "hypot": ("broadcast_hypot", "_hypot_scalar", "_hypot_scalar"),
+    "equal": ("broadcast_equal", "_equal_scalar", "_equal_scalar"),
+    "not_equal": ("broadcast_not_equal", "_not_equal_scalar", "_not_equal_scalar"),
+    "greater": ("broadcast_greater", "_greater_scalar", "_lesser_scalar"),
+    "greater_equal": ("broadcast_greater_equal", "_greater_equal_scalar",
+                      "_lesser_equal_scalar"),
+    "lesser": ("broadcast_lesser", "_lesser_scalar", "_greater_scalar"),
+    "lesser_equal": ("broadcast_lesser_equal", "_lesser_equal_scalar", "_greater_equal_scalar"),
+    "logical_and": ("broadcast_logical_and", "_logical_and_scalar", "_logical_and_scalar"),
+    "logical_or": ("broadcast_logical_or", "_logical_or_scalar", "_logical_or_scalar"),
+    "logical_xor": ("broadcast_logical_xor", "_logical_xor_scalar", "_logical_xor_scalar"),
+}
+
+
+def _binary_op(name, lhs, rhs, out=None):
+    """lhs <name> rhs through MXNet's operators, or NotImplemented when neither side is an
+    NDArray paired with an NDArray or a number (so Python tries the reflected operator)."""
+    array_op, scalar_op, reflected_op = _BINARY_OPS[name]
+    if isinstance(lhs, NDArray):
+        if isinstance(rhs, NDArray):
+            return _invoke(_op_handle(array_op), (lhs, rhs), out=out)
+        if isinstance(rhs, numeric_types):
+            return _invoke(_op_handle(scalar_op), (lhs,), ("scalar",), (str(float(rhs)),),
+                           out=out)
+    elif isinstance(rhs, NDArray) and isinstance(lhs, numeric_types):
+        return _invoke(_op_handle(reflected_op), (rhs,), ("scalar",), (str(float(lhs)),),
+                       out=out)
+    return NotImplemented
+
+
+def _in_place(name, self, other, message):
+    if not self.writable:
+        raise ValueError(message)
+    return _binary_op(name, self, other, out=self)
+
+
+def _ndarray_eq(self, other):
+    return _binary_op("equal", self, other)
+
+
+def _ndarray_ne(self, other):
+    return _binary_op("not_equal", self, other)
+
+
+def _ndarray_gt(self, other):
+    return _binary_op("greater", self, other)
+
+
+def _ndarray_ge(self, other):
+    return _binary_op("greater_equal", self, other)
+
+
+def _ndarray_lt(self, other):
+    return _binary_op("lesser", self, other)
+
+
+def _ndarray_le(self, other):
+    return _binary_op("lesser_equal", self, other)
+
+
+def _ndarray_pow(self, other, modulo=None):
+    if modulo is not None:
+        return NotImplemented
+    return _binary_op("power", self, other)
+
+
+def _ndarray_rpow(self, other):
+    return _binary_op("power", other, self)
+
+
+def _ndarray_ipow(self, other):
+    return _in_place("power", self, other, "trying to raise a readonly NDArray to a power")
+
+
+def _ndarray_mod(self, other):
+    return _binary_op("modulo", self, other)
+
+
+def _ndarray_rmod(self, other):
+    return _binary_op("modulo", other, self)
+
+
+def _ndarray_imod(self, other):
+    return _in_place("modulo", self, other, "trying to take modulo from a readonly NDArray")
+
+
+def _ndarray_abs(self):
+    return _op.abs(self)
+
+
+def _ndarray_hash(self):
+    # Identity, as MXNet's (== is elementwise, so equal arrays need not hash alike).
+    return id(self) // 16
+
+
+for _name, _function in (("__eq__", _ndarray_eq), ("__ne__", _ndarray_ne),
+                         ("__gt__", _ndarray_gt), ("__ge__", _ndarray_ge),
+                         ("__lt__", _ndarray_lt), ("__le__", _ndarray_le),
+                         ("__pow__", _ndarray_pow), ("__rpow__", _ndarray_rpow),
+                         ("__ipow__", _ndarray_ipow), ("__mod__", _ndarray_mod),
+                         ("__rmod__", _ndarray_rmod), ("__imod__", _ndarray_imod),
+                         ("__abs__", _ndarray_abs), ("__hash__", _ndarray_hash)):
+    _function.__name__ = _function.__qualname__ = _name
+    setattr(NDArray, _name, _function)
+
+# Fluent methods: x.<name>(...) is mx.nd.<name>(x, ...), as MXNet's NDArray methods.
+for _name in ("mean", "prod", "nansum", "nanprod", "argmax", "argmin", "argmax_channel",
+              "abs", "sign", "round", "rint", "fix", "floor", "ceil", "trunc", "exp", "expm1",
+              "log", "log10", "log2", "log1p", "rsqrt", "cbrt", "rcbrt", "reciprocal", "relu",
+              "sigmoid", "softmax", "log_softmax", "softmin", "sin", "cos", "tan", "arcsin",
+              "arccos", "arctan", "degrees", "radians", "sinh", "cosh", "tanh", "arcsinh",
+              "arccosh", "arctanh"):
+    setattr(NDArray, _name, _operator_method(_name))
+del _name, _function
+
+
+def _number_result(name, lhs, rhs):
+    """MXNet's result for two numbers: the Python value (1 / 0 for comparisons)."""
+    if name == "power":
+        return lhs ** rhs
+    if name == "maximum":
+        return lhs if lhs > rhs else rhs
+    if name == "minimum":
+        return lhs if lhs < rhs else rhs
+    if name == "modulo":
+        return lhs % rhs
+    if name == "hypot":
+        return (lhs * lhs + rhs * rhs) ** 0.5
+    compare = {"equal": operator.eq, "not_equal": operator.ne, "greater": operator.gt,
+               "greater_equal": operator.ge, "lesser": operator.lt, "lesser_equal": operator.le,
+               "logical_and": lambda a, b: a and b, "logical_or": lambda a, b: a or b,
+               "logical_xor": lambda a, b: bool(a) != bool(b)}[name]
+    return 1 if compare(lhs, rhs) else 0
+
+
+def _make_module_function(name):
+    def function(lhs, rhs):
+        if isinstance(lhs, numeric_types) and isinstance(rhs, numeric_types):
+            return _number_result(name, lhs, rhs)
+        result = _binary_op(name, lhs, rhs)
+        if result is NotImplemented:
+            bad = lhs if not isinstance(lhs, (NDArray,) + numeric_types) else rhs
+            raise TypeError("type %s not supported" % str(type(bad)))
+        return result
+    array_op, scalar_op, reflected_op = _BINARY_OPS[name]
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = ("%s(lhs, rhs): element-wise with broadcasting; runs %s for two "
+                        "NDArrays, %s for an NDArray and a number, %s for a number and an "
+                        "NDArray." % (name, array_op, scalar_op, reflected_op))
+    return function
+
+
+# MXNet's module functions (hypot has only its operators there).
+_MODULE_FUNCTIONS = [name for name in _BINARY_OPS if name != "hypot"]
+for _name in _MODULE_FUNCTIONS:
+    globals()[_name] = _make_module_function(_name)
+del _name
+true_divide = divide
+__all__ += _MODULE_FUNCTIONS + ["true_divide"]
+# --- end of math, comparison and reduction members (issue 11) ---
 
 
 _LIB.set_ndarray_class(NDArray, numeric_types)

@@ -6,6 +6,17 @@
 #include "ops/op_params.h"
 
 namespace nanomx::ops::cpu {
+
+std::vector<int64_t> broadcast_strides(const Shape& in, const Shape& out) {
+  std::vector<int64_t> s(static_cast<size_t>(out.ndim()), 0);
+  const auto in_strides = in.strides();
+  for (int i = 0; i < in.ndim(); ++i) {
+    const int o = i + out.ndim() - in.ndim();
+    s[static_cast<size_t>(o)] = in[i] == 1 && out[o] != 1 ? 0 : in_strides[static_cast<size_t>(i)];
+  }
+  return s;
+}
+
 namespace {
 
 template <typename T>
@@ -65,17 +76,6 @@ inline T apply(T a, T b) {
   } else {
     return F::f(a, b);
   }
-}
-
-// Strides of `in` (right-aligned) over the broadcast output shape; 0 on broadcast axes.
-std::vector<int64_t> broadcast_strides(const Shape& in, const Shape& out) {
-  std::vector<int64_t> s(static_cast<size_t>(out.ndim()), 0);
-  const auto in_strides = in.strides();
-  for (int i = 0; i < in.ndim(); ++i) {
-    const int o = i + out.ndim() - in.ndim();
-    s[static_cast<size_t>(o)] = in[i] == 1 && out[o] != 1 ? 0 : in_strides[static_cast<size_t>(i)];
-  }
-  return s;
 }
 
 template <typename F>

@@ -20,6 +20,11 @@ void register_reduce_kernels();
 void register_dot_kernels();
 void register_index_kernels();
 void register_random_kernels();
+void register_math_kernels();
+
+// Element strides of an input of shape `in` (right-aligned) over the broadcast output shape
+// `out`; 0 on the axes it is broadcast along.
+std::vector<int64_t> broadcast_strides(const Shape& in, const Shape& out);
 
 // Visits every row (the last axis) of the index space `shape` for N operands, each with its own
 // element strides (0 = broadcast, negative = reversed) and base offset:
