@@ -3,8 +3,9 @@
 
     PYTHONPATH=python /usr/bin/python3 bench/compare_python.py [--quick]
 
-Rows: a 10-element add per call, a 1000-element add, dot of two 512x512 float32 matrices, and
-what profiling adds per op (nanomx's operator profiling, and everything on, beside
+Rows: a 10-element add per call, a 1000-element add, dot of two 512x512 float32 matrices,
+mean / exp / concat / a boolean-mask read at 1 M float32 elements as bandwidth, and what
+profiling adds per op (nanomx's operator profiling, and everything on, beside
 torch.profiler.profile() around the same loop). nanomx's times include running the op: each
 loop ends with mx.nd.waitall(), and the time is divided by the ops in the loop. Each figure is
 the best of several repetitions (a shared 2-core VM is noisy; the best is the least disturbed);
@@ -104,6 +105,60 @@ def torch_dot(size):
     return loop
 
 
+# Bandwidth rows at 1 M float32 elements (issue: >= 0.8x the faster peer): each library runs
+# the same operation on the same data; the bytes counted are the input arrays read plus the
+# output written (the mask of the boolean read is not counted, as each library stores it
+# differently: numpy and torch as bytes, nanomx as a float32 array of 0/1).
+BANDWIDTH_ELEMENTS = 1 << 20
+
+
+def bandwidth_cases():
+    """(name, bytes moved, {library: loop factory}) per row."""
+    n = BANDWIDTH_ELEMENTS
+    data = np.random.rand(n).astype(np.float32)
+    half = data[: n // 2].copy(), data[n // 2:].copy()
+    mask = data > 0.5
+    kept = int(mask.sum())
+
+    def nanomx_case(fn, *arrays):
+        nd = [mx.nd.array(x) for x in arrays]
+
+        def loop(calls):
+            for _ in range(calls):
+                fn(*nd)
+            mx.nd.waitall()
+        return loop
+
+    def plain_case(fn, convert, *arrays):
+        converted = [convert(x) for x in arrays]
+
+        def loop(calls):
+            for _ in range(calls):
+                fn(*converted)
+        return loop
+
+    to_torch = (lambda x: torch.from_numpy(np.ascontiguousarray(x))) if torch else None
+    cases = [
+        ("mean", 4 * n + 4,
+         nanomx_case(lambda a: mx.nd.mean(a), data),
+         plain_case(lambda a: a.mean(), np.asarray, data),
+         plain_case(lambda a: a.mean(), to_torch, data) if torch else None),
+        ("exp", 8 * n,
+         nanomx_case(lambda a: mx.nd.exp(a), data),
+         plain_case(np.exp, np.asarray, data),
+         plain_case(torch.exp, to_torch, data) if torch else None),
+        ("concat of two halves", 8 * n,
+         nanomx_case(lambda a, b: mx.nd.concat(a, b, dim=0), *half),
+         plain_case(lambda a, b: np.concatenate((a, b)), np.asarray, *half),
+         plain_case(lambda a, b: torch.cat((a, b)), to_torch, *half) if torch else None),
+        ("boolean-mask read `a[a > 0.5]`", 4 * n + 4 * kept,
+         nanomx_case(lambda a, m: a[m], data, mask.astype(np.float32)),
+         plain_case(lambda a, m: a[m], np.asarray, data, mask),
+         plain_case(lambda a, m: a[m], to_torch, data, mask) if torch else None),
+    ]
+    return cases
+
+
 def best_elapsed(run, calls, repeats):
     """Seconds per call: the best of `repeats` values of run(calls), which returns the seconds
     it timed itself."""
@@ -191,6 +246,14 @@ def main():
     t = best_per_call(torch_dot(512), dot_calls, repeats) if torch else None
     rows.append(("dot 512x512 float32", n, p, t))
 
+    bandwidth = []
+    for name, moved, nanomx_loop, numpy_loop, torch_loop in bandwidth_cases():
+        calls_bw = max(3, int(100 * scale))
+        n = best_per_call(nanomx_loop, calls_bw, repeats)
+        p = best_per_call(numpy_loop, calls_bw, repeats)
+        t = best_per_call(torch_loop, calls_bw, repeats) if torch_loop else None
+        bandwidth.append((name, moved, n, p, t))
+
     # What profiling adds per op, on the 10-element add loop.
     profile_repeats = repeats * 3
     added = []
@@ -223,6 +286,21 @@ def main():
               "CPU) | %s | | %s | %s |" % (label, fmt_us(ops), fmt_us(torch_added), ratio))
         print("| profiling added per op, %s, nanomx profile_all (operators, API calls, "
               "memory) | %s | | | |" % (label, fmt_us(every)))
+
+    print()
+    print("| %d float32 elements (best of %d) | nanomx | numpy | torch %s | nanomx / faster "
+          "peer (bandwidth) |" % (BANDWIDTH_ELEMENTS, repeats,
+                                  torch.__version__ if torch else "(absent)"))
+    print("|---|---|---|---|---|")
+    def cell(seconds, moved):
+        if seconds is None:
+            return "n/a"
+        return "%.3f ms, %.2f GB/s" % (seconds * 1e3, moved / seconds / 1e9)
+
+    for name, moved, n, p, t in bandwidth:
+        faster = min(x for x in (p, t) if x is not None)
+        print("| %s | %s | %s | %s | %.2f× |" % (name, cell(n, moved), cell(p, moved),
+                                              cell(t, moved), faster / n))
 
 
 if __name__ == "__main__":
