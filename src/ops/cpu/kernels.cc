@@ -12,6 +12,9 @@ void register_cpu_kernels() {
   cpu::register_dot_kernels();
   cpu::register_index_kernels();
   cpu::register_random_kernels();
+  cpu::register_shape_kernels();
+  cpu::register_init_kernels();
+  cpu::register_sample_kernels();
 }
 
 }  // namespace nanomx::ops
