@@ -1,6 +1,7 @@
 """The NDArray surface added for MXNet parity (issue 11): creation, shape and indexing
 operators, advanced and boolean-mask indexing, members and numpy interop, each against numpy
 for every dtype it supports, with empty arrays, negative axes and MXNet's special cases."""
+import ctypes
 import warnings
 
 import numpy as np
@@ -481,14 +482,20 @@ def test_members_and_numpy_interop(dtype):
     check(a.T, x.T)
 
 
-def test_memoryview_when_supported():
-    a = nd.array(host((2, 3)))
-    try:
-        view = memoryview(a)
-    except TypeError:
-        pytest.skip("the buffer protocol is not available in this build")
-    assert view.shape == (2, 3) and view.format == "f"
-    np.testing.assert_array_equal(np.frombuffer(view, np.float32).reshape(2, 3), host((2, 3)))
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_buffer_protocol_exports_a_read_only_snapshot(dtype):
+    x = host((2, 3), dtype)
+    a = nd.array(x, dtype=dtype)
+    view = memoryview(a)
+    assert view.shape == (2, 3) and view.readonly and view.itemsize == np.dtype(dtype).itemsize
+    assert view.format == np.dtype(dtype).char
+    np.testing.assert_array_equal(np.frombuffer(view, dtype).reshape(2, 3), x)
+    a[:] = 0  # a snapshot: later writes do not show
+    np.testing.assert_array_equal(np.asarray(view), x)
+    view.release()
+    assert memoryview(nd.empty((0, 3), dtype=dtype)).shape == (0, 3)
+    with pytest.raises((BufferError, TypeError), match="writable|read-only"):
+        ctypes.c_char.from_buffer(a)  # asks for a writable buffer
 
 
 # ---- random -----------------------------------------------------------------------------------
