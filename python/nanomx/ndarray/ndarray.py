@@ -335,6 +335,10 @@ class NDArray(_LIB.NDArrayBase):
             raise IndexError("nanomx NDArray indexing does not support None (newaxis) together "
                              "with array indices")
         key = tuple(_index_entry(k) for k in key)
+        if len(key) == 1 and isinstance(key[0], np.ndarray) and key[0].ndim >= 1:
+            fast = _single_array_plan(key[0], shape)
+            if fast is not None:
+                return fast
         if sum(1 for k in key if k is Ellipsis) > 1:
             raise IndexError("an index can only have a single ellipsis ('...')")
         if any(k is Ellipsis for k in key):
@@ -445,6 +449,27 @@ def _is_advanced(key):
     entries = key if isinstance(key, tuple) else (key,)
     return any(isinstance(k, (NDArray, np.ndarray, list, range))
                or isinstance(k, (bool, np.bool_)) for k in entries)
+
+
+def _single_array_plan(k, shape):
+    """_advanced_plan for one mask or integer array over the leading axes, without numpy's
+    fancy indexing of a whole index space (the common a[mask], a[idx] cases)."""
+    if k.dtype == np.bool_:
+        if k.shape != tuple(shape[:k.ndim]):
+            raise IndexError("boolean index of shape %s does not match the array's leading "
+                             "dimensions %s" % (k.shape, tuple(shape[:k.ndim])))
+        flat = np.flatnonzero(k)
+        rest = tuple(shape[k.ndim:])
+        return flat, rest, _prod(shape[:k.ndim]), flat.shape + rest
+    if not shape:
+        return None
+    n = shape[0]
+    if k.size and (k.min() < -n or k.max() >= n):
+        bad = k[(k < -n) | (k >= n)].flat[0]
+        raise IndexError("index %d is out of bounds for axis 0 with size %d" % (bad, n))
+    flat = np.where(k < 0, k + n, k) if k.size and k.min() < 0 else k
+    rest = tuple(shape[1:])
+    return flat, rest, n, flat.shape + rest
 
 
 def _index_entry(k):

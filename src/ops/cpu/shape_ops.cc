@@ -298,6 +298,18 @@ std::vector<int64_t> nd_offsets(const char* op, const Shape& data, const NDArray
   dispatch_dtype(indices.dtype(), [&](auto itag) {
     using I = decltype(itag);
     const I* idx = indices.data_as<I>();
+    if constexpr (std::is_integral_v<I>) {
+      if (m == 1) {  // one axis indexed (the Python indexing path): a bounds check per index
+        const int64_t size = data[0];
+        bool in_range = true;
+        for (int64_t j = 0; j < count; ++j) {
+          const int64_t k = static_cast<int64_t>(idx[j]);
+          offsets[static_cast<size_t>(j)] = k;
+          in_range = in_range && k >= 0 && k < size;
+        }
+        if (in_range) return;  // else the general loop below wraps or reports
+      }
+    }
     for (int64_t j = 0; j < (m ? count : 0); ++j) {
       int64_t off = 0;
       for (int64_t a = 0; a < m; ++a) {
@@ -326,6 +338,16 @@ void gather_nd_kernel(const ParsedParams&, std::span<const NDArray> in,
   const Shape& data = in[0].shape();
   const auto offsets = nd_offsets("gather_nd", data, in[1]);
   const size_t slab = slab_bytes(data, in[1].shape()[0], outs[0].dtype());
+  const size_t esize = dtype_size(outs[0].dtype());
+  if (slab == esize) {  // one element per index (a[mask], a[idx] on 1-D): typed copies
+    dispatch_size(esize, [&](auto tag) {
+      using E = decltype(tag);
+      const E* x = static_cast<const E*>(in[0].data());
+      E* o = static_cast<E*>(outs[0].data());
+      for (size_t j = 0; j < offsets.size(); ++j) o[j] = x[offsets[j]];
+    });
+    return;
+  }
   const auto* x = static_cast<const unsigned char*>(in[0].data());
   auto* o = static_cast<unsigned char*>(outs[0].data());
   for (size_t j = 0; j < offsets.size(); ++j) {
