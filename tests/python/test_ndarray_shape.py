@@ -573,3 +573,34 @@ def test_no_warnings_on_creation():
         nd.arange(3)
         nd.linspace(0, 1, 3)
         nd.eye(2)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_zero_dim_arrays(dtype):
+    z = nd.full_like(nd.zeros((), dtype=dtype), 3)
+    three = np.array(3, dtype)
+    check(z, three)
+    assert z.item() == 3 and np.array(z).shape == () and memoryview(z).shape == ()
+    check(nd.expand_dims(z, axis=0), np.expand_dims(three, 0))
+    check(nd.expand_dims(z, axis=-1), np.expand_dims(three, -1))
+    check(nd.stack(z, z), np.stack([three, three]))
+    check(nd.tile(z, reps=(2,)), np.tile(three, (2,)))
+    check(nd.repeat(z, repeats=2), np.repeat(three, 2))
+    check(z.reshape((1, 1)), three.reshape(1, 1))
+    check(nd.zeros_like(z), np.zeros((), dtype))
+    check(nd.take(nd.arange(5, dtype=dtype), nd.full_like(nd.zeros(()), 2)), np.array(2, dtype))
+    check(nd.one_hot(nd.full_like(nd.zeros((), dtype="int32"), 1), depth=3),
+          np.eye(3, dtype=np.float32)[1])
+    check(nd.sort(z, axis=None), three.reshape(1))
+    with pytest.raises(mx.MXNetError, match="zero-dimensional"):
+        nd.concat(z, z, dim=0)
+
+
+def test_index_errors_of_the_fast_paths():
+    a = nd.array(host((3, 4)))
+    with pytest.raises(IndexError, match="does not match"):
+        a[np.ones((4,), bool)]
+    with pytest.raises(IndexError, match="index -4 is out of bounds for axis 0 with size 3"):
+        a[np.array([0, -4])]
+    check(a[np.array([-1, -3])], host((3, 4))[[-1, -3]])
+    check(a[[]], host((3, 4))[np.array([], np.int64)])
