@@ -79,7 +79,30 @@ TEST(OpsShapeInference, ReshapeSpecialValues) {
               dims(r.want))
         << r.spec << " reverse=" << r.reverse;
   }
-  EXPECT_FALSE(infer("Reshape", {partial({kU, 3})}, {{"shape", "(-1,)"}}).out[0].known());
+  // Unknown dims: copied by 0 and -2, unknown after -1, a merge or a split of an unknown dim.
+  struct PartialRow {
+    std::initializer_list<int64_t> src;
+    const char* spec;
+    const char* reverse;
+    std::initializer_list<int64_t> want;
+  };
+  const PartialRow partial_rows[] = {
+      {{kU, 3, 4}, "(0, -1)", "False", {kU, kU}},
+      {{kU, 3, 4}, "(0, -3)", "False", {kU, 12}},
+      {{2, kU, 4}, "(-3, 0)", "False", {kU, 4}},
+      {{kU, 3, 4}, "(-2,)", "False", {kU, 3, 4}},
+      {{kU, 6}, "(0, -4, 2, -1)", "False", {kU, 2, 3}},
+      {{kU, 6}, "(-4, 2, -1, 0)", "False", {2, kU, 6}},
+      {{kU, 5, 4}, "(-1, 0)", "True", {kU, 4}},
+      {{kU, 3}, "(4, 0)", "False", {4, 3}},
+  };
+  for (const PartialRow& r : partial_rows) {
+    EXPECT_EQ(
+        infer("Reshape", {partial(r.src)}, {{"shape", r.spec}, {"reverse", r.reverse}}).out[0],
+        partial(r.want))
+        << r.spec << " reverse=" << r.reverse;
+  }
+  EXPECT_FALSE(infer("Reshape", {PartialShape()}, {{"shape", "(-1,)"}}).out[0].rank_known());
   const std::string msg = error_of([] {
     infer("Reshape", {dims({2, 3})}, {{"shape", "(-1, -1)"}});
   });
