@@ -3,6 +3,7 @@
 // dtype where the kernel depends on it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -228,6 +229,81 @@ TEST(OpsShapeKernels, BatchDotAndScatterSetInPlace) {
                                  {{"shape", "(2, 2)"}}, std::vector{lhs});
   EXPECT_EQ(values_of<float>(lhs), (std::vector<float>{0, 7, 8, 0}));
   (void)out;
+}
+
+// Every other new kernel once, on small inputs (what the sanitizer builds run over).
+TEST(OpsShapeKernels, EveryNewKernelOnSmallInputs) {
+  const NDArray a = make<float>({1, 1, 2, 3}, {0, 1, 2, 3, 4, 5});
+  const NDArray padded = invoke_one(get_op("Pad"), std::vector{a},
+                                    {{"mode", "reflect"}, {"pad_width", "(0,0,0,0,1,1,2,2)"}}, {});
+  EXPECT_EQ(padded.shape(), Shape({1, 1, 4, 7}));
+  EXPECT_EQ(values_of<float>(padded)[0], 5.0f);  // row 1 reflected, column 2 reflected
+  const NDArray m = make<float>({2, 3}, {0, 1, 2, 3, 4, 5});
+  EXPECT_EQ(values_of<float>(invoke_one(get_op("Concat"), std::vector{m, m}, {{"dim", "1"}}, {})),
+            (std::vector<float>{0, 1, 2, 0, 1, 2, 3, 4, 5, 3, 4, 5}));
+  EXPECT_EQ(values_of<float>(invoke_one(get_op("stack"), std::vector{m, m}, {{"axis", "2"}}, {})),
+            (std::vector<float>{0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5}));
+  const NDArray like = make<float>({1, 2}, {0, 0});
+  EXPECT_EQ(values_of<float>(invoke_one(get_op("slice_like"), std::vector{m, like}, {}, {})),
+            (std::vector<float>{0, 1}));
+  const NDArray idx = make<int64_t>({2, 2}, {1, 0, 2, -1});
+  EXPECT_EQ(values_of<float>(invoke_one(get_op("gather_nd"), std::vector{m, idx}, {}, {})),
+            (std::vector<float>{5, 2}));
+  EXPECT_EQ(values_of<float>(invoke_one(get_op("diag"), std::vector{m}, {{"k", "1"}}, {})),
+            (std::vector<float>{1, 5}));
+  EXPECT_EQ(values_of<float>(invoke_one(get_op("SwapAxis"), std::vector{m}, {{"dim2", "1"}}, {})),
+            (std::vector<float>{0, 3, 1, 4, 2, 5}));
+  const NDArray cond = make<int8_t>({2}, {0, 1});
+  const NDArray ones = make<float>({2, 3}, {1, 1, 1, 1, 1, 1});
+  EXPECT_EQ(values_of<float>(invoke_one(get_op("where"), std::vector{cond, m, ones}, {}, {})),
+            (std::vector<float>{1, 1, 1, 3, 4, 5}));
+  const NDArray hot_idx = make<uint8_t>({3}, {2, 0, 7});
+  EXPECT_EQ(values_of<double>(invoke_one(get_op("one_hot"), std::vector{hot_idx},
+                                         {{"depth", "3"}, {"dtype", "float64"}}, {})),
+            (std::vector<double>{0, 0, 1, 1, 0, 0, 0, 0, 0}));
+  const NDArray unsorted = make<half>({4}, {half(3.f), half(-1.f), half(2.f), half(0.f)});
+  EXPECT_EQ(values_of<int32_t>(
+                invoke_one(get_op("argsort"), std::vector{unsorted}, {{"dtype", "int32"}}, {})),
+            (std::vector<int32_t>{1, 3, 2, 0}));
+  EXPECT_EQ(values_of<float>(invoke_one(get_op("topk"), std::vector{m},
+                                        {{"k", "1"}, {"ret_typ", "mask"}, {"axis", "0"}}, {})),
+            (std::vector<float>{0, 0, 0, 1, 1, 1}));
+  EXPECT_EQ(values_of<int64_t>(invoke_one(get_op("_arange"), {},
+                                          {{"start", "2"}, {"stop", "5"}, {"dtype", "int64"}}, {})),
+            (std::vector<int64_t>{2, 3, 4}));
+  EXPECT_EQ(values_of<uint8_t>(
+                invoke_one(get_op("_eye"), {}, {{"N", "2"}, {"k", "-1"}, {"dtype", "uint8"}}, {})),
+            (std::vector<uint8_t>{0, 0, 1, 0}));
+  EXPECT_EQ(values_of<float>(invoke_one(get_op("_linspace"), {},
+                                        {{"start", "0"}, {"stop", "1"}, {"num", "3"}}, {})),
+            (std::vector<float>{0, 0.5f, 1}));
+  EXPECT_EQ(values_of<float>(invoke_one(get_op("ones_like"), std::vector{like}, {}, {})),
+            (std::vector<float>{1, 1}));
+  const NDArray probs = make<float>({2, 2}, {0, 1, 1, 0});
+  const auto drawn = invoke(get_op("_sample_multinomial"), std::vector{probs},
+                            {{"shape", "(3,)"}, {"get_prob", "True"}}, {});
+  EXPECT_EQ(values_of<int32_t>(drawn[0]), (std::vector<int32_t>{1, 1, 1, 0, 0, 0}));
+  EXPECT_EQ(values_of<float>(drawn[1]), (std::vector<float>(6, 0.f)));
+  const NDArray shuffled = invoke_one(get_op("_shuffle"), std::vector{m}, {}, {});
+  auto rows = values_of<float>(shuffled);
+  std::sort(rows.begin(), rows.end());
+  EXPECT_EQ(rows, values_of<float>(m));
+  const NDArray lo = make<double>({2}, {0, 5}), hi = make<double>({2}, {1, 6});
+  const auto u = values_of<float>(
+      invoke_one(get_op("_sample_uniform"), std::vector{lo, hi}, {{"shape", "(50,)"}}, {}));
+  for (size_t i = 0; i < u.size(); ++i) {
+    EXPECT_GE(u[i], i < 50 ? 0.f : 5.f);
+    EXPECT_LT(u[i], i < 50 ? 1.f : 6.f);
+  }
+  for (const char* op : {"_random_exponential", "_random_gamma", "_random_poisson"}) {
+    const auto v = values_of<float>(invoke_one(get_op(op), {}, {{"shape", "(20,)"}}, {}));
+    for (float x : v) EXPECT_GE(x, 0.f) << op;
+  }
+  for (int32_t x :
+       values_of<int32_t>(invoke_one(get_op("_random_randint"), {},
+                                     {{"low", "-2"}, {"high", "2"}, {"shape", "(30,)"}}, {}))) {
+    EXPECT_TRUE(x >= -2 && x < 2) << x;
+  }
 }
 
 }  // namespace
