@@ -604,3 +604,19 @@ def test_index_errors_of_the_fast_paths():
         a[np.array([0, -4])]
     check(a[np.array([-1, -3])], host((3, 4))[[-1, -3]])
     check(a[[]], host((3, 4))[np.array([], np.int64)])
+
+
+def test_trace_names_are_mxnet_operator_names(profile_to):
+    profile_to.start("shape_ops.json", profile_imperative=True)
+    a = nd.array(host((4, 3)))
+    b = a[[0, 2]]
+    a[[1, 3]] = 0
+    c = nd.concat(a, a, dim=0)
+    d = a.expand_dims(0).topk(k=1)
+    e = nd.arange(3)
+    f = nd.random.uniform(nd.zeros((2,)), nd.ones((2,)))
+    nd.waitall()
+    del b, c, d, e, f
+    names = {ev["name"] for ev in profile_to.finish() if ev.get("cat") == "operator"}
+    assert {"gather_nd", "_scatter_set_nd", "Concat", "expand_dims", "topk", "_arange",
+            "_sample_uniform"} <= names, names
