@@ -151,6 +151,47 @@ Shape concat_shape(const char* op, int64_t dim, std::span<const Shape> in) {
   return out;
 }
 
+// Concat on partial shapes: the dims off the axis are one dim across inputs (each input learns
+// what another knows); the axis is the sum once every input's is known.
+void concat_infer(const ParsedParams& p, std::span<PartialShape> in, std::span<PartialShape> out) {
+  for (const PartialShape& s : in) {
+    if (!s.rank_known()) return;
+  }
+  const bool all_known =
+      std::all_of(in.begin(), in.end(), [](const PartialShape& s) { return s.known(); });
+  if (all_known) {
+    std::vector<Shape> shapes;
+    for (const PartialShape& s : in) shapes.push_back(s.shape());
+    out[0] = concat_shape("Concat", p.get<AxisParams>().axis, shapes);
+    return;
+  }
+  const int nd = in[0].ndim();
+  NANOMX_CHECK(nd > 0) << "Concat: zero-dimensional arrays cannot be concatenated";
+  const int axis = normalize_axis(p.get<AxisParams>().axis, nd, "Concat");
+  PartialShape o = PartialShape::of_rank(nd);
+  int64_t sum = 0;
+  for (size_t i = 0; i < in.size(); ++i) {
+    NANOMX_CHECK(in[i].ndim() == nd) << "Concat: Incompatible input shape: input " << i << " has "
+                                     << in[i] << " but input 0 has " << in[0];
+    for (int d = 0; d < nd; ++d) {
+      if (d == axis || !in[i].dim_known(d)) continue;
+      NANOMX_CHECK(!o.dim_known(d) || o[d] == in[i][d])
+          << "Concat: Incompatible input shape: input " << i << " has " << in[i]
+          << " (they may differ only on axis " << axis << ")";
+      o[d] = in[i][d];
+    }
+    sum = sum == PartialShape::kUnknownDim || !in[i].dim_known(axis) ? PartialShape::kUnknownDim
+                                                                     : sum + in[i][axis];
+  }
+  o[axis] = sum;
+  for (PartialShape& s : in) {
+    for (int d = 0; d < nd; ++d) {
+      if (d != axis) s[d] = o[d];
+    }
+  }
+  out[0] = o;
+}
+
 Shape take_shape(const TakeParams& t, const Shape& a, const Shape& idx) {
   NANOMX_CHECK(a.ndim() >= 1) << "take: 'a' of shape " << a << " has no axis";
   NANOMX_CHECK(t.axis >= -a.ndim() && t.axis < a.ndim())
@@ -420,9 +461,7 @@ void register_shape_ops(Registry& r) {
          .keys = {"dim", "num_args"},
          .num_inputs_key = "num_args",
          .parse = parser(+[](const Params& p) { return axis_params(p.get_int("dim", 1)); }),
-         .infer_shape = when_known([](const ParsedParams& p, const std::vector<Shape>& in) {
-           return concat_shape("Concat", p.get<AxisParams>().axis, in);
-         }),
+         .infer_shape = concat_infer,
          .infer_type =
              [](const ParsedParams&, std::span<PartialDType> in, std::span<PartialDType> out) {
                PartialDType d = out[0];
@@ -443,17 +482,27 @@ void register_shape_ops(Registry& r) {
          .keys = {"axis", "num_args"},
          .num_inputs_key = "num_args",
          .parse = parser(+[](const Params& p) { return axis_params(p.get_int("axis", 0)); }),
-         .infer_shape = when_known([](const ParsedParams& p, const std::vector<Shape>& in) {
-           for (size_t i = 1; i < in.size(); ++i) {
-             NANOMX_CHECK(in[i] == in[0]) << "stack: every input must have the same shape: input "
-                                          << i << " has " << in[i] << ", input 0 has " << in[0];
+         // Every input has one shape: what any of them knows, all of them know.
+         .infer_shape = [](const ParsedParams& p, std::span<PartialShape> in,
+                           std::span<PartialShape> out) {
+           PartialShape merged;
+           for (size_t i = 0; i < in.size(); ++i) {
+             NANOMX_CHECK(merge_shape(merged, in[i]))
+                 << "stack: every input must have the same shape: input " << i << " has " << in[i]
+                 << ", the inputs before it " << merged;
            }
-           std::vector<int64_t> out = expand_dims_shape(in[0], p.get<AxisParams>().axis);
+           if (!merged.rank_known()) return;
+           for (PartialShape& s : in) s = merged;
+           const int nd = merged.ndim();
            const int64_t a = p.get<AxisParams>().axis;
-           out[static_cast<size_t>(a < 0 ? a + in[0].ndim() + 1 : a)] =
-               static_cast<int64_t>(in.size());
-           return Shape(out);
-         })});
+           expand_dims_shape(Shape(std::vector<int64_t>(static_cast<size_t>(nd), 1)), a);
+           const int at = static_cast<int>(a < 0 ? a + nd + 1 : a);
+           PartialShape o = PartialShape::of_rank(nd + 1);
+           for (int i = 0, j = 0; i < nd + 1; ++i) {
+             o[i] = i == at ? static_cast<int64_t>(in.size()) : merged[j++];
+           }
+           out[0] = o;
+         }});
   r.add({.name = "slice_like",
          .inputs = {"data", "shape_like"},
          .keys = {"axes"},

@@ -57,8 +57,17 @@ TEST(OpsShapeInference, RankOnlyOperatorsKeepUnknownDims) {
   EXPECT_FALSE(infer("expand_dims", {PartialShape()}, {{"axis", "0"}}).out[0].rank_known());
   // Operators that need every dim wait for them.
   EXPECT_FALSE(infer("tile", {partial({kU, 3})}, {{"reps", "(2,)"}}).out[0].rank_known());
-  EXPECT_FALSE(
-      infer("Concat", {dims({2, 3}), partial({kU, 3})}, {{"dim", "0"}}).out[0].rank_known());
+  // Concat: dims off the axis come from any input; the axis needs every input's.
+  EXPECT_EQ(infer("Concat", {dims({2, 3}), partial({kU, 3})}, {{"dim", "0"}}).out[0],
+            partial({kU, 3}));
+  EXPECT_EQ(infer("Concat", {partial({kU, 3}), partial({2, 4})}, {{"dim", "1"}}).out[0],
+            dims({2, 7}));
+  EXPECT_EQ(infer("stack", {partial({kU, 3}), partial({2, kU})}, {{"axis", "1"}}).out[0],
+            dims({2, 2, 3}));
+  EXPECT_NE(error_of([] {
+              infer("Concat", {partial({kU, 3}), partial({2, 4})}, {{"dim", "0"}});
+            }).find("Incompatible input shape"),
+            std::string::npos);
 }
 
 // MXNet's Reshape special values on known shapes; an unknown input leaves the output unknown.
