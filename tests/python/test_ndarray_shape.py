@@ -620,3 +620,15 @@ def test_trace_names_are_mxnet_operator_names(profile_to):
     names = {ev["name"] for ev in profile_to.finish() if ev.get("cat") == "operator"}
     assert {"gather_nd", "_scatter_set_nd", "Concat", "expand_dims", "topk", "_arange",
             "_sample_uniform"} <= names, names
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+def test_sorting_places_nan_as_numpy_and_keeps_ties_in_index_order(dtype):
+    y = np.array([3, np.nan, 1, np.nan, 2, 1], dtype)
+    b = nd.array(y, dtype=dtype)
+    check(nd.sort(b), np.sort(y))
+    check(nd.sort(b, is_ascend=False), np.sort(y)[::-1])
+    check(nd.argsort(b, dtype="int64"), np.argsort(y, kind="stable"))
+    check(nd.argsort(b, is_ascend=False, dtype="int64"), np.array([1, 3, 0, 4, 2, 5]))
+    check(nd.topk(b, k=4, ret_typ="value"), np.array([np.nan, np.nan, 3, 2], dtype))
+    check(nd.topk(b, k=2, is_ascend=True, dtype="int32"), np.array([2, 5], np.int32))

@@ -413,60 +413,114 @@ void diag_kernel(const ParsedParams& p, std::span<const NDArray> in,
   gather_space(in[0], out.shape().dims(), strides, base, out);
 }
 
-// sort, argsort, topk: each lane sorted by value (NaN last ascending, first descending, as
-// numpy's sort puts it last), ties by index so that results are deterministic.
-void sort_kernel(const ParsedParams& p, std::span<const NDArray> in,
-                 std::span<const NDArray> outs) {
-  const auto& sp = p.get<SortParams>();
-  const char* op = p.op().c_str();
-  const SortLayout l = sort_layout(sp, in[0].shape(), op);
+// sort, argsort, topk: each lane sorted by value, NaN last ascending and first descending (as
+// numpy's sort, and its reverse, place it); equal values keep index order, so results are
+// deterministic. Values are compared in the element's compute type (float for half).
+template <typename C>
+bool is_nan(C v) {
+  if constexpr (std::is_floating_point_v<C>) {
+    return std::isnan(v);
+  } else {
+    return false;
+  }
+}
+
+template <typename T>
+void sort_lanes(const SortParams& sp, const SortLayout& l, const NDArray& in,
+                std::span<const NDArray> outs) {
+  using C = compute_t<T>;
+  const T* x = in.data_as<T>();
   const SortParams::Ret ret = sp.ret;
-  dispatch_dtype(in[0].dtype(), [&](auto tag) {
-    using T = decltype(tag);
-    const T* x = in[0].data_as<T>();
-    std::vector<int64_t> order(static_cast<size_t>(l.len));
-    std::vector<double> vals(static_cast<size_t>(l.len));
-    if (ret == SortParams::kMask && outs[0].nbytes()) {
-      std::memset(outs[0].data(), 0, outs[0].nbytes());
-    }
-    for (int64_t a = 0; a < l.outer; ++a) {
-      for (int64_t i = 0; i < l.inner; ++i) {
-        const int64_t base = a * l.len * l.inner + i;
-        for (int64_t j = 0; j < l.len; ++j)
-          vals[static_cast<size_t>(j)] = to_double(x[base + j * l.inner]);
-        std::iota(order.begin(), order.end(), int64_t{0});
-        auto less = [&](int64_t u, int64_t v) {
-          const double du = vals[static_cast<size_t>(u)], dv = vals[static_cast<size_t>(v)];
-          if (std::isnan(du) || std::isnan(dv)) return !std::isnan(du) && std::isnan(dv);
-          return du < dv;
-        };
-        if (sp.ascend) {
-          std::stable_sort(order.begin(), order.end(), less);
-        } else {
-          std::stable_sort(order.begin(), order.end(),
-                           [&](int64_t u, int64_t v) { return less(v, u); });
+  const bool values_only = ret == SortParams::kValue && l.k == l.len;
+  std::vector<C> vals;
+  std::vector<std::pair<C, int64_t>> entries;
+  // Indices are written through the index output's dtype.
+  const NDArray* idx_out = ret == SortParams::kIndices ? &outs[0]
+                           : ret == SortParams::kBoth  ? &outs[1]
+                                                       : nullptr;
+  if (ret == SortParams::kMask && outs[0].nbytes()) {
+    std::memset(outs[0].data(), 0, outs[0].nbytes());
+  }
+  for (int64_t a = 0; a < l.outer; ++a) {
+    for (int64_t i = 0; i < l.inner; ++i) {
+      const int64_t base = a * l.len * l.inner + i;
+      const int64_t obase = a * l.k * l.inner + i;
+      if (values_only) {  // sort: the values alone
+        vals.resize(static_cast<size_t>(l.len));
+        for (int64_t j = 0; j < l.len; ++j) {
+          vals[static_cast<size_t>(j)] = to_compute(x[base + j * l.inner]);
         }
-        const int64_t obase = a * l.k * l.inner + i;
-        for (int64_t j = 0; j < l.k; ++j) {
-          const int64_t src = order[static_cast<size_t>(j)];
-          if (ret == SortParams::kMask) {
-            outs[0].data_as<T>()[base + src * l.inner] = from_double<T>(1);
-            continue;
+        auto nan_end = vals.end();
+        auto first = vals.begin();
+        if (sp.ascend) {
+          nan_end = std::partition(vals.begin(), vals.end(), [](C v) { return !is_nan(v); });
+          std::sort(vals.begin(), nan_end);
+        } else {
+          first = std::partition(vals.begin(), vals.end(), [](C v) { return is_nan(v); });
+          std::sort(first, vals.end(), [](C u, C v) { return u > v; });
+        }
+        T* o = outs[0].data_as<T>();
+        for (int64_t j = 0; j < l.len; ++j) {
+          const C v = vals[static_cast<size_t>(j)];
+          if constexpr (std::is_same_v<T, half>) {
+            o[obase + j * l.inner] = half(v);
+          } else {
+            o[obase + j * l.inner] = v;
           }
-          const bool values_first = ret == SortParams::kValue || ret == SortParams::kBoth;
-          if (values_first) outs[0].data_as<T>()[obase + j * l.inner] = x[base + src * l.inner];
-          const NDArray* idx_out = ret == SortParams::kIndices ? &outs[0]
-                                   : ret == SortParams::kBoth  ? &outs[1]
-                                                               : nullptr;
-          if (idx_out) {
-            dispatch_dtype(idx_out->dtype(), [&](auto itag) {
-              using I = decltype(itag);
-              idx_out->data_as<I>()[obase + j * l.inner] = from_double<I>(static_cast<double>(src));
-            });
-          }
+        }
+        continue;
+      }
+      entries.resize(static_cast<size_t>(l.len));
+      for (int64_t j = 0; j < l.len; ++j) {
+        entries[static_cast<size_t>(j)] = {to_compute(x[base + j * l.inner]), j};
+      }
+      // NaNs to their end first (stable: in index order), then the rest by (value, index).
+      using E = std::pair<C, int64_t>;
+      auto begin = entries.begin(), end = entries.end();
+      if (sp.ascend) {
+        end = std::stable_partition(begin, end, [](const E& e) { return !is_nan(e.first); });
+      } else {
+        begin = std::stable_partition(begin, end, [](const E& e) { return is_nan(e.first); });
+      }
+      auto order = [asc = sp.ascend](const E& u, const E& v) {
+        if (u.first != v.first) return asc ? u.first < v.first : u.first > v.first;
+        return u.second < v.second;
+      };
+      const int64_t take = l.k;
+      const auto sorted = entries.begin() + static_cast<ptrdiff_t>(take);
+      if (sorted <= begin) {  // the top k are all NaN (descending): already in order
+      } else if (sorted >= end) {
+        std::sort(begin, end, order);
+      } else {
+        std::partial_sort(begin, sorted, end, order);
+      }
+      for (int64_t j = 0; j < take; ++j) {
+        const int64_t src = entries[static_cast<size_t>(j)].second;
+        if (ret == SortParams::kMask) {
+          outs[0].data_as<T>()[base + src * l.inner] = from_double<T>(1);
+          continue;
+        }
+        if (ret == SortParams::kValue || ret == SortParams::kBoth) {
+          outs[0].data_as<T>()[obase + j * l.inner] = x[base + src * l.inner];
+        }
+        if (idx_out) {
+          dispatch_dtype(idx_out->dtype(), [&](auto itag) {
+            using I = decltype(itag);
+            idx_out->data_as<I>()[obase + j * l.inner] = from_double<I>(static_cast<double>(src));
+          });
         }
       }
     }
+  }
+}
+
+void sort_kernel(const ParsedParams& p, std::span<const NDArray> in,
+                 std::span<const NDArray> outs) {
+  const auto& sp = p.get<SortParams>();
+  const SortLayout l = sort_layout(sp, in[0].shape(), p.op().c_str());
+  dispatch_dtype(in[0].dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    sort_lanes<T>(sp, l, in[0], outs);
   });
 }
 
