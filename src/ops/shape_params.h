@@ -53,8 +53,8 @@ struct SortParams {
   enum Ret { kValue, kIndices, kMask, kBoth } ret = kValue;
   DType dtype = DType::kFloat32;  // of indices
 };
-// The output shape of sort/argsort/topk and where it sorts: lanes of `len` elements, `stride`
-// apart, `outer` x `inner` of them.
+// The output shape of sort/argsort/topk and where it sorts: outer x inner lanes of `len`
+// elements, `inner` apart, of which the first `k` in sorted order are kept.
 struct SortLayout {
   int64_t outer = 1, len = 1, inner = 1, k = 1;
   Shape out;

@@ -325,9 +325,10 @@ class NDArray(_LIB.NDArrayBase):
     # advanced and boolean-mask indexing, and numpy interop (docs/runtime.md, "Operators added
     # for MXNet parity: shape and indexing").
     def _advanced_plan(self, key):
-        """(flat indices over the leading indexed axes as numpy computes them, the trailing
-        whole axes): advanced indexing reduces to gather_nd / _scatter_set_nd over the array
-        viewed as (prod(leading), *trailing)."""
+        """Advanced indexing as gather_nd / _scatter_set_nd over the array viewed as
+        (rows, *rest): (flat indices into the rows as numpy computes them, at least 1-D; rest,
+        the trailing whole axes; rows, the product of the leading indexed axes; the shape
+        numpy gives the result)."""
         shape = self.shape
         if not isinstance(key, tuple):
             key = (key,)
