@@ -62,11 +62,11 @@ Table& build_table() {
   register_layout_ops(r);
   register_reduce_ops(r);
   register_dot_ops(r);
-  register_index_ops(r);
-  register_random_ops(r);
   register_shape_ops(r);
   register_init_ops(r);
   register_sample_ops(r);
+  register_index_ops(r);
+  register_random_ops(r);
   t.kernel_table = std::make_unique<std::atomic<const Kernel*>[]>(t.ops.size() * kDeviceSlots);
   for (size_t i = 0; i < t.ops.size() * kDeviceSlots; ++i) t.kernel_table[i] = nullptr;
   kernel_slots = t.kernel_table.get();

@@ -18,11 +18,11 @@ void register_elemwise_kernels();
 void register_layout_kernels();
 void register_reduce_kernels();
 void register_dot_kernels();
-void register_index_kernels();
-void register_random_kernels();
 void register_shape_kernels();
 void register_init_kernels();
 void register_sample_kernels();
+void register_index_kernels();
+void register_random_kernels();
 
 // Visits every row (the last axis) of the index space `shape` for N operands, each with its own
 // element strides (0 = broadcast, negative = reversed) and base offset:
