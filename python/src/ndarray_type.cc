@@ -424,6 +424,8 @@ bool register_ndarray_class(PyObject* cls, PyObject* numbers) {
 PyTypeObject* create_ndarray_base_type() {
   static PyType_Slot slots[] = {
       {Py_tp_doc, const_cast<char*>("The C part of NDArray: its handle and arithmetic.")},
+      {Py_bf_getbuffer, reinterpret_cast<void*>(bf_getbuffer)},
+      {Py_bf_releasebuffer, reinterpret_cast<void*>(bf_releasebuffer)},
       {Py_tp_new, reinterpret_cast<void*>(base_new)},
       {Py_tp_init, reinterpret_cast<void*>(base_init)},
       {Py_tp_dealloc, reinterpret_cast<void*>(base_dealloc)},
@@ -437,8 +439,6 @@ PyTypeObject* create_ndarray_base_type() {
       {Py_nb_inplace_multiply, reinterpret_cast<void*>(nb_inplace_multiply)},
       {Py_nb_inplace_true_divide, reinterpret_cast<void*>(nb_inplace_true_divide)},
       {Py_nb_negative, reinterpret_cast<void*>(nb_negative)},
-      {Py_bf_getbuffer, reinterpret_cast<void*>(bf_getbuffer)},
-      {Py_bf_releasebuffer, reinterpret_cast<void*>(bf_releasebuffer)},
       {0, nullptr},
   };
   static PyType_Spec spec = {
