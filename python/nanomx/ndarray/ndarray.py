@@ -14,9 +14,7 @@ from ..base import _LIB, numeric_types
 from ..context import Context, current_context
 
 __all__ = ["NDArray", "array", "empty", "zeros", "ones", "full", "save", "load", "waitall",
-           "onehot_encode", "add", "subtract", "multiply", "divide",
-           # issue 11: creation and shape functions
-           "arange", "linspace", "eye", "full_like", "empty_like", "concatenate", "moveaxis"]
+           "onehot_encode", "add", "subtract", "multiply", "divide"]
 
 # MXNet's type codes of the element types the library supports, asked of the library
 # (MXGetDTypeTable) so that there is one table, nanomx/dtype.h's.
@@ -253,73 +251,6 @@ class NDArray(_LIB.NDArrayBase):
     def _slice(self, start, stop):
         return _new(_LIB.slice(self.handle, start, stop))
 
-    # ---- indexing --------------------------------------------------------------------------
-    def __getitem__(self, key):
-        if _is_advanced(key):
-            return self._get_advanced(key)
-        shape = self.shape
-        if isinstance(key, numbers.Integral) and not isinstance(key, bool):
-            index = _normalize_index(key, shape, 0)
-            if len(shape) == 1:
-                return self._slice(index, index + 1)  # MXNet 1.x: shape (1,), not ()
-            return self._at(index)
-        if isinstance(key, slice) and key.step in (None, 1):
-            start, stop, _ = key.indices(shape[0] if shape else 0)
-            return self._slice(start, max(start, stop))
-        plan = _IndexPlan(key, shape)
-        if plan.contiguous:
-            flat = self.reshape(-1)
-            view = flat._slice(plan.offset, plan.offset + plan.length)
-            return view.reshape(plan.result_shape)
-        sliced = _op.slice(self, begin=plan.begin, end=plan.end, step=plan.step)
-        if plan.result_shape != plan.sliced_shape:
-            return sliced.reshape(plan.result_shape)
-        return sliced
-
-    def __setitem__(self, key, value):
-        if not self.writable:
-            raise ValueError("Failed to assign to a readonly NDArray")
-        if _is_advanced(key):
-            self._set_advanced(key, value)
-            return
-        shape = self.shape
-        plan = _IndexPlan(key, shape)
-        if plan.whole:
-            if isinstance(value, NDArray):
-                if value.handle != self.handle:
-                    if value.shape != shape:
-                        value = value.broadcast_to(shape)
-                    value.copyto(self)
-            elif isinstance(value, numeric_types):
-                _invoke(_op_handle("_full"), (),
-                        ("shape", "dtype", "value", "ctx"),
-                        (str(shape), np.dtype(self.dtype).name, str(float(value)),
-                         str(self.context)), out=self)
-            else:
-                _LIB.sync_copy_from(self.handle, _host_value(value, self.dtype, shape))
-            return
-        begin, end, step = str(plan.begin), str(plan.end), str(plan.step)
-        if isinstance(value, numeric_types):
-            _invoke(_op_handle("_slice_assign_scalar"), (self,),
-                    ("scalar", "begin", "end", "step"), (str(float(value)), begin, end, step),
-                    out=self)
-            return
-        # The value matches the region as numpy sees it (int-indexed axes dropped); the
-        # operator wants it with those axes kept as size 1.
-        if isinstance(value, NDArray):
-            if value.shape != plan.sliced_shape:
-                if value.shape != plan.result_shape:
-                    value = value.broadcast_to(plan.result_shape)
-                value = value.reshape(plan.sliced_shape)
-        else:
-            host = _host_value(value, self.dtype, plan.result_shape)
-            value = array(host.reshape(plan.sliced_shape), ctx=self.context, dtype=self.dtype)
-        _invoke(_op_handle("_slice_assign"), (self, value), ("begin", "end", "step"),
-                (begin, end, step), out=self)
-
-    def __pos__(self):
-        return self
-
     # --- shape, indexing and numpy interop members (issue 11) ---
     # Members mirroring mx.nd's shape and indexing functions (MXNet 1.9.1's fluent methods),
     # advanced and boolean-mask indexing, and numpy interop (docs/runtime.md, "Operators added
@@ -444,56 +375,72 @@ class NDArray(_LIB.NDArrayBase):
     def split(self, *args, **kwargs):
         return _op.split(self, *args, **kwargs)
 
+    # ---- indexing --------------------------------------------------------------------------
+    def __getitem__(self, key):
+        if _is_advanced(key):
+            return self._get_advanced(key)
+        shape = self.shape
+        if isinstance(key, numbers.Integral) and not isinstance(key, bool):
+            index = _normalize_index(key, shape, 0)
+            if len(shape) == 1:
+                return self._slice(index, index + 1)  # MXNet 1.x: shape (1,), not ()
+            return self._at(index)
+        if isinstance(key, slice) and key.step in (None, 1):
+            start, stop, _ = key.indices(shape[0] if shape else 0)
+            return self._slice(start, max(start, stop))
+        plan = _IndexPlan(key, shape)
+        if plan.contiguous:
+            flat = self.reshape(-1)
+            view = flat._slice(plan.offset, plan.offset + plan.length)
+            return view.reshape(plan.result_shape)
+        sliced = _op.slice(self, begin=plan.begin, end=plan.end, step=plan.step)
+        if plan.result_shape != plan.sliced_shape:
+            return sliced.reshape(plan.result_shape)
+        return sliced
 
-def _is_advanced(key):
-    """Whether an index key holds an array, list or range (advanced indexing) or a boolean."""
-    entries = key if isinstance(key, tuple) else (key,)
-    return any(isinstance(k, (NDArray, np.ndarray, list, range))
-               or isinstance(k, (bool, np.bool_)) for k in entries)
+    def __setitem__(self, key, value):
+        if not self.writable:
+            raise ValueError("Failed to assign to a readonly NDArray")
+        if _is_advanced(key):
+            self._set_advanced(key, value)
+            return
+        shape = self.shape
+        plan = _IndexPlan(key, shape)
+        if plan.whole:
+            if isinstance(value, NDArray):
+                if value.handle != self.handle:
+                    if value.shape != shape:
+                        value = value.broadcast_to(shape)
+                    value.copyto(self)
+            elif isinstance(value, numeric_types):
+                _invoke(_op_handle("_full"), (),
+                        ("shape", "dtype", "value", "ctx"),
+                        (str(shape), np.dtype(self.dtype).name, str(float(value)),
+                         str(self.context)), out=self)
+            else:
+                _LIB.sync_copy_from(self.handle, _host_value(value, self.dtype, shape))
+            return
+        begin, end, step = str(plan.begin), str(plan.end), str(plan.step)
+        if isinstance(value, numeric_types):
+            _invoke(_op_handle("_slice_assign_scalar"), (self,),
+                    ("scalar", "begin", "end", "step"), (str(float(value)), begin, end, step),
+                    out=self)
+            return
+        # The value matches the region as numpy sees it (int-indexed axes dropped); the
+        # operator wants it with those axes kept as size 1.
+        if isinstance(value, NDArray):
+            if value.shape != plan.sliced_shape:
+                if value.shape != plan.result_shape:
+                    value = value.broadcast_to(plan.result_shape)
+                value = value.reshape(plan.sliced_shape)
+        else:
+            host = _host_value(value, self.dtype, plan.result_shape)
+            value = array(host.reshape(plan.sliced_shape), ctx=self.context, dtype=self.dtype)
+        _invoke(_op_handle("_slice_assign"), (self, value), ("begin", "end", "step"),
+                (begin, end, step), out=self)
 
-
-def _single_array_plan(k, shape):
-    """_advanced_plan for one mask or integer array over the leading axes, without numpy's
-    fancy indexing of a whole index space (the common a[mask], a[idx] cases)."""
-    if k.dtype == np.bool_:
-        if k.shape != tuple(shape[:k.ndim]):
-            raise IndexError("boolean index of shape %s does not match the array's leading "
-                             "dimensions %s" % (k.shape, tuple(shape[:k.ndim])))
-        flat = np.flatnonzero(k)
-        rest = tuple(shape[k.ndim:])
-        return flat, rest, _prod(shape[:k.ndim]), flat.shape + rest
-    if not shape:
-        return None
-    n = shape[0]
-    if k.size and (k.min() < -n or k.max() >= n):
-        bad = k[(k < -n) | (k >= n)].flat[0]
-        raise IndexError("index %d is out of bounds for axis 0 with size %d" % (bad, n))
-    flat = np.where(k < 0, k + n, k) if k.size and k.min() < 0 else k
-    rest = tuple(shape[1:])
-    return flat, rest, n, flat.shape + rest
-
-
-def _index_entry(k):
-    """An advanced-index entry as numpy sees it: integer arrays (NDArrays and floats truncated
-    to int64, as MXNet's astype), boolean numpy arrays and lists kept as masks."""
-    if isinstance(k, NDArray):
-        return k.asnumpy().astype(np.int64)
-    if isinstance(k, (list, range)):
-        k = np.asarray(k)
-        if k.size == 0:
-            k = k.astype(np.int64)
-    if isinstance(k, (bool, np.bool_)):
-        return np.asarray(k)
-    if isinstance(k, np.ndarray):
-        if k.dtype == np.bool_:
-            return k
-        if not np.issubdtype(k.dtype, np.integer):
-            return k.astype(np.int64)
-        return k
-    if isinstance(k, (slice, numbers.Integral)) or k is Ellipsis:
-        return k
-    raise IndexError("NDArray does not support slicing with key %r of type %s"
-                     % (k, type(k).__name__))
+    def __pos__(self):
+        return self
 
 
 # The generated operator functions (filled in by register.py when the package is imported).
@@ -577,6 +524,57 @@ def _host_value(value, dtype, shape):
     except ValueError:
         raise ValueError("cannot assign a value of shape %s to a region of shape %s"
                          % (host.shape, shape)) from None
+
+
+def _is_advanced(key):
+    """Whether an index key holds an array, list or range (advanced indexing) or a boolean."""
+    entries = key if isinstance(key, tuple) else (key,)
+    return any(isinstance(k, (NDArray, np.ndarray, list, range))
+               or isinstance(k, (bool, np.bool_)) for k in entries)
+
+
+def _single_array_plan(k, shape):
+    """_advanced_plan for one mask or integer array over the leading axes, without numpy's
+    fancy indexing of a whole index space (the common a[mask], a[idx] cases)."""
+    if k.dtype == np.bool_:
+        if k.shape != tuple(shape[:k.ndim]):
+            raise IndexError("boolean index of shape %s does not match the array's leading "
+                             "dimensions %s" % (k.shape, tuple(shape[:k.ndim])))
+        flat = np.flatnonzero(k)
+        rest = tuple(shape[k.ndim:])
+        return flat, rest, _prod(shape[:k.ndim]), flat.shape + rest
+    if not shape:
+        return None
+    n = shape[0]
+    if k.size and (k.min() < -n or k.max() >= n):
+        bad = k[(k < -n) | (k >= n)].flat[0]
+        raise IndexError("index %d is out of bounds for axis 0 with size %d" % (bad, n))
+    flat = np.where(k < 0, k + n, k) if k.size and k.min() < 0 else k
+    rest = tuple(shape[1:])
+    return flat, rest, n, flat.shape + rest
+
+
+def _index_entry(k):
+    """An advanced-index entry as numpy sees it: integer arrays (NDArrays and floats truncated
+    to int64, as MXNet's astype), boolean numpy arrays and lists kept as masks."""
+    if isinstance(k, NDArray):
+        return k.asnumpy().astype(np.int64)
+    if isinstance(k, (list, range)):
+        k = np.asarray(k)
+        if k.size == 0:
+            k = k.astype(np.int64)
+    if isinstance(k, (bool, np.bool_)):
+        return np.asarray(k)
+    if isinstance(k, np.ndarray):
+        if k.dtype == np.bool_:
+            return k
+        if not np.issubdtype(k.dtype, np.integer):
+            return k.astype(np.int64)
+        return k
+    if isinstance(k, (slice, numbers.Integral)) or k is Ellipsis:
+        return k
+    raise IndexError("NDArray does not support slicing with key %r of type %s"
+                     % (k, type(k).__name__))
 
 
 class _IndexPlan(object):
@@ -702,6 +700,9 @@ def array(source_array, ctx=None, dtype=None):
 
 
 # --- creation functions added for MXNet parity (issue 11) ---
+__all__ += ["arange", "linspace", "eye", "full_like", "empty_like", "concatenate", "moveaxis"]
+
+
 def arange(start, stop=None, step=1.0, repeat=1, infer_range=None, ctx=None, dtype=mx_real_t):
     """Evenly spaced values in [start, stop) (op `_arange`); each repeated `repeat` times.
     Without `stop` the range is [0, start). Empty ranges are errors, as in MXNet."""
