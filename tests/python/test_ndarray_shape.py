@@ -632,3 +632,19 @@ def test_sorting_places_nan_as_numpy_and_keeps_ties_in_index_order(dtype):
     check(nd.argsort(b, is_ascend=False, dtype="int64"), np.array([1, 3, 0, 4, 2, 5]))
     check(nd.topk(b, k=4, ret_typ="value"), np.array([np.nan, np.nan, 3, 2], dtype))
     check(nd.topk(b, k=2, is_ascend=True, dtype="int32"), np.array([2, 5], np.int32))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int8"])
+def test_moveaxis_and_concatenate_checks(dtype):
+    x = host((2, 3, 4), dtype)
+    a = nd.array(x, dtype=dtype)
+    for src, dst in [(0, -1), (-1, 0), ((0, 1), (2, 0)), (1, 1)]:
+        check(nd.moveaxis(a, src, dst), np.moveaxis(x, src, dst))
+    with pytest.raises(ValueError, match="same number"):
+        nd.moveaxis(a, (0, 1), 0)
+    with pytest.raises(ValueError, match="bad axes"):
+        nd.moveaxis(a, 3, 0)
+    with pytest.raises(ValueError, match="non-empty"):
+        nd.concatenate([])
+    with pytest.raises(TypeError, match="NDArray"):
+        nd.concatenate([a, x])
