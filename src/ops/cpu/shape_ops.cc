@@ -96,42 +96,59 @@ void repeat_kernel(const ParsedParams& p, std::span<const NDArray> in,
   gather_space(in[0], space, strides, 0, out[0]);
 }
 
+// The source index of padded position `j` (already shifted by the padding before) on an axis of
+// `n` elements, or -1 outside the data in constant mode.
+int64_t pad_source(PadParams::Mode mode, int64_t j, int64_t n) {
+  if (j >= 0 && j < n) return j;
+  if (mode == PadParams::kConstant) return -1;
+  if (mode == PadParams::kEdge) return j < 0 ? 0 : n - 1;
+  return j < 0 ? -j : 2 * (n - 1) - j;  // reflect about the end elements, not repeating them
+}
+
+// Row by row: the leading axes map to one source row (or to padding), then the last axis is
+// the padding before, one contiguous copy, and the padding after.
 void pad_kernel(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> outs) {
   const auto& pp = p.get<PadParams>();
   const Shape& s = in[0].shape();
   const NDArray& out = outs[0];
   const int nd = s.ndim();
+  if (out.size() == 0) return;
   const std::vector<int64_t> in_strides = s.strides();
-  const int64_t total = out.size();
-  if (total == 0) return;
+  const Shape& os = out.shape();
+  const int64_t width = os[nd - 1], n_last = s[nd - 1];
+  const int64_t before_last = pp.width[2 * static_cast<size_t>(nd - 1)];
+  const int64_t rows = out.size() / width;
   dispatch_dtype(out.dtype(), [&](auto tag) {
     using T = decltype(tag);
     const T* x = in[0].data_as<T>();
     T* o = out.data_as<T>();
     const T fill = from_double<T>(pp.value);
     std::vector<int64_t> idx(static_cast<size_t>(nd), 0);
-    const Shape& os = out.shape();
-    for (int64_t flat = 0; flat < total; ++flat) {
+    for (int64_t r = 0; r < rows; ++r) {
+      T* row = o + r * width;
       int64_t src = 0;
       bool outside = false;
-      for (int d = 0; d < nd; ++d) {
-        int64_t j = idx[static_cast<size_t>(d)] - pp.width[2 * static_cast<size_t>(d)];
-        const int64_t n = s[d];
-        if (j < 0 || j >= n) {
-          if (pp.mode == PadParams::kConstant) {
-            outside = true;
-            break;
-          }
-          if (pp.mode == PadParams::kEdge) {
-            j = j < 0 ? 0 : n - 1;
-          } else {  // reflect about the first and last element, which are not repeated
-            j = j < 0 ? -j : 2 * (n - 1) - j;
-          }
-        }
+      for (int d = 0; d < nd - 1 && !outside; ++d) {
+        const int64_t j = pad_source(
+            pp.mode, idx[static_cast<size_t>(d)] - pp.width[2 * static_cast<size_t>(d)], s[d]);
+        outside = j < 0;
         src += j * in_strides[static_cast<size_t>(d)];
       }
-      o[flat] = outside ? fill : x[src];
-      for (int d = nd - 1; d >= 0; --d) {
+      if (outside) {
+        std::fill(row, row + width, fill);
+      } else {
+        const T* xs = x + src;
+        for (int64_t c = 0; c < before_last; ++c) {
+          const int64_t j = pad_source(pp.mode, c - before_last, n_last);
+          row[c] = j < 0 ? fill : xs[j];
+        }
+        std::copy(xs, xs + n_last, row + before_last);
+        for (int64_t c = before_last + n_last; c < width; ++c) {
+          const int64_t j = pad_source(pp.mode, c - before_last, n_last);
+          row[c] = j < 0 ? fill : xs[j];
+        }
+      }
+      for (int d = nd - 2; d >= 0; --d) {
         if (++idx[static_cast<size_t>(d)] < os[d]) break;
         idx[static_cast<size_t>(d)] = 0;
       }
