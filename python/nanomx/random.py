@@ -1,8 +1,9 @@
-"""mx.random: samples (uniform, normal) and the generator's seed."""
+"""mx.random: samples (uniform, normal, randint, ...) and the generator's seed."""
 import numbers
 
 from .base import _LIB
-from .ndarray.random import normal, uniform  # noqa: F401
+from .ndarray.random import (exponential, gamma, multinomial, normal, poisson,  # noqa: F401
+                             randint, randn, shuffle, uniform)
 
 
 def seed(seed_state, ctx="all"):

@@ -238,10 +238,11 @@ void register_ndarray(py::module_& m) {
     int ndim = 0;
     const int64_t* dims = nullptr;
     check(MXNDArrayGetShapeEx64(as_handle(h), &ndim, &dims));
-    if (ndim == 0) throw py::value_error("nanomx: the array is empty (none array, no shape)");
     std::vector<py::ssize_t> shape(dims, dims + ndim);
     int type_code = 0;
     check(MXNDArrayGetDType(as_handle(h), &type_code));
+    // A none array has no dtype (-1); a 0-d array (shape ()) has one and gives a 0-d copy.
+    if (type_code < 0) throw py::value_error("nanomx: the array is empty (none array, no shape)");
     py::array result{py::dtype(dtype_info(type_code).numpy_name), shape};
     size_t elements = 1;
     for (py::ssize_t d : shape) elements *= static_cast<size_t>(d);

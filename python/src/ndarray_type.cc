@@ -2,6 +2,7 @@
 
 #include <structmember.h>
 
+#include <algorithm>
 #include <vector>
 
 namespace nanomx_python {
@@ -306,6 +307,92 @@ PyObject* invoke_operator(OpHandle op, PyObject* const* inputs, Py_ssize_t num_i
   return list;
 }
 
+// ---- the buffer protocol (issue 11; beyond MXNet 1.9.1): memoryview(a) ----------------------
+// A read-only snapshot of the values (the engine may still write the array, so the exporter
+// waits for pending writes and copies): one block holding the shape, the strides and the data.
+struct BufferBlock {
+  std::vector<Py_ssize_t> shape, strides;
+  std::vector<unsigned char> data;
+};
+
+const char* buffer_format(int type_code, Py_ssize_t* itemsize) {
+  struct Entry {
+    int code;
+    const char* format;
+    Py_ssize_t size;
+  };
+  static const Entry kFormats[] = {{0, "f", 4}, {1, "d", 8}, {2, "e", 2}, {3, "B", 1},
+                                   {4, "i", 4}, {5, "b", 1}, {6, "q", 8}};
+  for (const Entry& e : kFormats) {
+    if (e.code == type_code) {
+      *itemsize = e.size;
+      return e.format;
+    }
+  }
+  return nullptr;
+}
+
+int bf_getbuffer(PyObject* self, Py_buffer* view, int flags) {
+  if ((flags & PyBUF_WRITABLE) == PyBUF_WRITABLE) {
+    PyErr_SetString(PyExc_BufferError,
+                    "NDArray exports a read-only snapshot of its values (write with a[...] = v)");
+    return -1;
+  }
+  NDArrayHandle h = handle_of(self);
+  if (h == nullptr) {
+    PyErr_SetString(PyExc_BufferError, "NDArray without a handle has no values to export");
+    return -1;
+  }
+  int ndim = 0, type_code = 0;
+  const int64_t* dims = nullptr;
+  if (MXNDArrayGetShapeEx64(h, &ndim, &dims) != 0 || MXNDArrayGetDType(h, &type_code) != 0) {
+    set_error_from_c_api();
+    return -1;
+  }
+  Py_ssize_t itemsize = 0;
+  const char* format = buffer_format(type_code, &itemsize);
+  if (format == nullptr) {
+    PyErr_Format(PyExc_BufferError, "NDArray dtype code %d has no buffer format", type_code);
+    return -1;
+  }
+  auto* block = new BufferBlock;
+  size_t elements = 1;
+  for (int i = 0; i < ndim; ++i) {
+    block->shape.push_back(static_cast<Py_ssize_t>(dims[i]));
+    elements *= static_cast<size_t>(dims[i]);
+  }
+  block->strides.assign(static_cast<size_t>(ndim), itemsize);
+  for (int i = ndim - 2; i >= 0; --i) {
+    block->strides[static_cast<size_t>(i)] =
+        block->strides[static_cast<size_t>(i) + 1] * block->shape[static_cast<size_t>(i) + 1];
+  }
+  block->data.resize(std::max<size_t>(elements * static_cast<size_t>(itemsize), 1));
+  int rc = 0;
+  Py_BEGIN_ALLOW_THREADS rc = MXNDArraySyncCopyToCPU(h, block->data.data(), elements);
+  Py_END_ALLOW_THREADS if (rc != 0) {
+    delete block;
+    set_error_from_c_api();
+    return -1;
+  }
+  view->buf = block->data.data();
+  view->obj = self;
+  Py_INCREF(self);
+  view->len = static_cast<Py_ssize_t>(elements) * itemsize;
+  view->readonly = 1;
+  view->itemsize = itemsize;
+  view->format = (flags & PyBUF_FORMAT) ? const_cast<char*>(format) : nullptr;
+  view->ndim = ndim;
+  view->shape = (flags & PyBUF_ND) ? block->shape.data() : nullptr;
+  view->strides = (flags & PyBUF_STRIDES) == PyBUF_STRIDES ? block->strides.data() : nullptr;
+  view->suboffsets = nullptr;
+  view->internal = block;
+  return 0;
+}
+
+void bf_releasebuffer(PyObject*, Py_buffer* view) {
+  delete static_cast<BufferBlock*>(view->internal);
+}
+
 bool register_ndarray_class(PyObject* cls, PyObject* numbers) {
   if (!PyType_Check(cls) || !PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(cls), base_type)) {
     PyErr_SetString(PyExc_TypeError, "set_ndarray_class expects a subclass of NDArrayBase");
@@ -337,6 +424,8 @@ bool register_ndarray_class(PyObject* cls, PyObject* numbers) {
 PyTypeObject* create_ndarray_base_type() {
   static PyType_Slot slots[] = {
       {Py_tp_doc, const_cast<char*>("The C part of NDArray: its handle and arithmetic.")},
+      {Py_bf_getbuffer, reinterpret_cast<void*>(bf_getbuffer)},
+      {Py_bf_releasebuffer, reinterpret_cast<void*>(bf_releasebuffer)},
       {Py_tp_new, reinterpret_cast<void*>(base_new)},
       {Py_tp_init, reinterpret_cast<void*>(base_init)},
       {Py_tp_dealloc, reinterpret_cast<void*>(base_dealloc)},

@@ -199,10 +199,15 @@ void register_layout_ops(Registry& r) {
            NANOMX_CHECK(spec) << "Reshape: required attribute 'shape' is missing";
            return ReshapeParams{*spec, p.get_bool("reverse", false)};
          }),
-         .infer_shape = from_data([](const ParsedParams& p, const Shape& src) {
-           const auto& s = p.get<ReshapeParams>();
-           return infer_reshape(s.shape, src, s.reverse);
-         }),
+         .infer_shape =
+             [](const ParsedParams& p, std::span<PartialShape> in, std::span<PartialShape> out) {
+               const auto& s = p.get<ReshapeParams>();
+               if (in[0].known()) {
+                 out[0] = infer_reshape(s.shape, in[0].shape(), s.reverse);
+               } else if (in[0].rank_known()) {
+                 out[0] = infer_reshape_partial(s.shape, in[0], s.reverse);
+               }
+             },
          .inplace = {{0, 0}}},
         {"reshape"});
   // SliceChannel(data, num_outputs, axis=1, squeeze_axis=False): equal parts along an axis.

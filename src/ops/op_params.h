@@ -88,5 +88,8 @@ struct DotDims {
   bool ta = false, tb = false;
 };
 DotDims dot_dims(const DotParams& p, const Shape& a, const Shape& b, Shape* out);
+// batch_dot's per-batch M, K, N and the batch count; throws naming both shapes.
+DotDims batch_dot_dims(const DotParams& p, const Shape& a, const Shape& b, Shape* out,
+                       int64_t* batch);
 
 }  // namespace nanomx::ops

@@ -64,6 +64,10 @@ void register_elemwise_ops(Registry& r);
 void register_layout_ops(Registry& r);
 void register_reduce_ops(Registry& r);
 void register_dot_ops(Registry& r);
+// Added for MXNet parity (ops/shape_ops.cc, ops/init_ops.cc, ops/sample_ops.cc).
+void register_shape_ops(Registry& r);
+void register_init_ops(Registry& r);
+void register_sample_ops(Registry& r);
 void register_index_ops(Registry& r);
 void register_random_ops(Registry& r);
 void register_math_ops(Registry& r);

@@ -187,6 +187,74 @@ Shape infer_reshape(const std::vector<int64_t>& spec_in, const Shape& src_shape,
   return result;
 }
 
+// infer_reshape's walk on a shape of known rank with unknown dims: a dim copied (0, -2) stays
+// as it is, a merge (-3) or a split (-4 with -1) of an unknown dim is unknown, and so is -1
+// whenever some input dim is unknown.
+PartialShape infer_reshape_partial(const std::vector<int64_t>& spec_in, const PartialShape& src_in,
+                                   bool reverse) {
+  constexpr int64_t kU = PartialShape::kUnknownDim;
+  std::vector<int64_t> spec = spec_in, src;
+  for (int d = 0; d < src_in.ndim(); ++d) src.push_back(src_in[d]);
+  if (reverse) {
+    std::reverse(spec.begin(), spec.end());
+    std::reverse(src.begin(), src.end());
+  }
+  auto fail = [&](const std::string& why) {
+    NANOMX_THROW() << "Reshape: cannot reshape 'data' of shape " << src_in << " with shape "
+                   << Shape(spec_in) << ": " << why;
+  };
+  std::vector<int64_t> out;
+  bool inferred = false;
+  size_t i = 0;
+  auto next_src = [&]() -> int64_t {
+    if (i >= src.size()) fail("more input dimensions referenced than exist");
+    return src[i++];
+  };
+  for (size_t j = 0; j < spec.size(); ++j) {
+    const int64_t v = spec[j];
+    if (v > 0) {
+      out.push_back(v);
+      ++i;
+    } else if (v == 0) {
+      out.push_back(next_src());
+    } else if (v == -1) {
+      if (inferred) fail("more than one -1");
+      inferred = true;
+      out.push_back(kU);
+      ++i;
+    } else if (v == -2) {
+      while (i < src.size()) out.push_back(src[i++]);
+    } else if (v == -3) {
+      const int64_t a = next_src(), b = next_src();
+      out.push_back(a == kU || b == kU ? kU : a * b);
+    } else if (v == -4) {
+      if (j + 2 >= spec.size()) fail("-4 needs two following values");
+      const int64_t d = next_src();
+      int64_t d1 = spec[j + 1], d2 = spec[j + 2];
+      j += 2;
+      if (reverse) std::swap(d1, d2);
+      if (d1 == -1 && d2 == -1) fail("Split dims cannot both be -1.");
+      if (d != kU) {
+        if (d1 == -1) d1 = d2 > 0 && d % d2 == 0 ? d / d2 : -2;
+        if (d2 == -1) d2 = d1 > 0 && d % d1 == 0 ? d / d1 : -2;
+        if (d1 < 0 || d2 < 0 || d1 * d2 != d) fail("-4 split does not match the dimension");
+      } else {
+        if (d1 == -1) d1 = kU;
+        if (d2 == -1) d2 = kU;
+      }
+      if (reverse) std::swap(d1, d2);
+      out.push_back(d1);
+      out.push_back(d2);
+    } else {
+      fail("invalid value " + std::to_string(v));
+    }
+  }
+  if (reverse) std::reverse(out.begin(), out.end());
+  PartialShape result = PartialShape::of_rank(static_cast<int>(out.size()));
+  for (size_t k = 0; k < out.size(); ++k) result[static_cast<int>(k)] = out[k];
+  return result;
+}
+
 ReduceSpec reduce_spec(const std::string& op, const std::optional<std::vector<int64_t>>& axes,
                        bool keepdims, bool exclude, const Shape& in) {
   const int nd = in.ndim();

@@ -69,6 +69,9 @@ bool broadcast_known(const Shape& a, const Shape& b, Shape& out);
 // MXNet's Reshape shape inference (codes 0, -1, -2, -3, -4; `reverse` matches from the right).
 // Throws naming both shapes.
 Shape infer_reshape(const std::vector<int64_t>& spec, const Shape& src, bool reverse);
+// The same codes on a source of known rank with unknown dims: what can be known is.
+PartialShape infer_reshape_partial(const std::vector<int64_t>& spec, const PartialShape& src,
+                                   bool reverse);
 
 // Which axes a reduction over `axes` (empty: all; `exclude`: all but these) removes, and the
 // shapes it gives. Axis errors name the operator and the input shape.

@@ -136,7 +136,7 @@ def test_indexing_matches_numpy(key):
 def test_unsupported_indexing_is_an_index_error():
     a = mx.nd.ones((3, 3))
     with pytest.raises(IndexError, match="basic indexing"):
-        a[[0, 1]]
+        a["x"]
     with pytest.raises(IndexError, match="too many"):
         a[0, 0, 0]
     with pytest.raises(IndexError, match="newaxis"):
@@ -400,7 +400,7 @@ def test_random_is_seedable():
     assert mx.random.uniform(out=out) is out
     with pytest.raises(ValueError):
         mx.random.seed("x")
-    with pytest.raises(TypeError, match="number"):
+    with pytest.raises(TypeError, match="same type"):
         mx.random.uniform(mx.nd.ones(1), 2)
 
 

@@ -32,6 +32,7 @@ def _dtype_code(dtype):
     try:
         kind = np.dtype(dtype).type
     except TypeError:
+        # bfloat16 and other names numpy does not know: say which dtypes exist.
         raise TypeError("data type %r not understood: nanomx does not support dtype %s "
                         "(supported: %s)" % (dtype, dtype, supported)) from None
     code = _DTYPE_NP_TO_MX.get(kind)
@@ -250,8 +251,134 @@ class NDArray(_LIB.NDArrayBase):
     def _slice(self, start, stop):
         return _new(_LIB.slice(self.handle, start, stop))
 
+    # --- shape, indexing and numpy interop members (issue 11) ---
+    # Members mirroring mx.nd's shape and indexing functions (MXNet 1.9.1's fluent methods),
+    # advanced and boolean-mask indexing, and numpy interop (docs/runtime.md, "Operators added
+    # for MXNet parity: shape and indexing").
+    def _advanced_plan(self, key):
+        """Advanced indexing as gather_nd / _scatter_set_nd over the array viewed as
+        (rows, *rest): (flat indices into the rows as numpy computes them, at least 1-D; rest,
+        the trailing whole axes; rows, the product of the leading indexed axes; the shape
+        numpy gives the result)."""
+        shape = self.shape
+        if not isinstance(key, tuple):
+            key = (key,)
+        if any(k is None for k in key):
+            raise IndexError("nanomx NDArray indexing does not support None (newaxis) together "
+                             "with array indices")
+        key = tuple(_index_entry(k) for k in key)
+        if len(key) == 1 and isinstance(key[0], np.ndarray) and key[0].ndim >= 1:
+            fast = _single_array_plan(key[0], shape)
+            if fast is not None:
+                return fast
+        if sum(1 for k in key if k is Ellipsis) > 1:
+            raise IndexError("an index can only have a single ellipsis ('...')")
+        if any(k is Ellipsis for k in key):
+            at = next(i for i, k in enumerate(key) if k is Ellipsis)
+            used = sum(k.ndim if isinstance(k, np.ndarray) and k.dtype == np.bool_ else 1
+                       for k in key if k is not Ellipsis)
+            key = key[:at] + (slice(None),) * max(len(shape) - used, 0) + key[at + 1:]
+        used = sum(k.ndim if isinstance(k, np.ndarray) and k.dtype == np.bool_ else 1
+                   for k in key)
+        if used > len(shape):
+            raise IndexError("too many indices (%d) for an array of shape %s" % (used, shape))
+        # Trailing whole axes stay out of the index (MXNet drops them too).
+        lead = list(key)
+        while lead and isinstance(lead[-1], slice) and lead[-1] == slice(None):
+            lead.pop()
+        lead_ndim = sum(k.ndim if isinstance(k, np.ndarray) and k.dtype == np.bool_ else 1
+                        for k in lead)
+        lead_shape = shape[:lead_ndim]
+        flat = np.arange(_prod(lead_shape), dtype=np.int64).reshape(lead_shape)[tuple(lead)]
+        flat = np.asarray(flat)
+        rest = shape[lead_ndim:]
+        # A single element (a 0-d index): MXNet's shape (1,), or the trailing axes.
+        result_shape = flat.shape + rest if flat.ndim else (rest or (1,))
+        return flat.reshape(flat.shape or (1,)), rest, _prod(lead_shape), result_shape
+
+    def _advanced_indices(self, flat, rows):
+        dtype = np.int32 if rows < 2 ** 31 else np.int64  # MXNet's int32 indices
+        return array(flat.reshape((1,) + flat.shape), ctx=self.context, dtype=dtype)
+
+    def _get_advanced(self, key):
+        flat, rest, rows, result_shape = self._advanced_plan(key)
+        source = self.reshape((rows,) + rest)
+        result = _op.gather_nd(source, self._advanced_indices(flat, rows))
+        return result if result.shape == result_shape else result.reshape(result_shape)
+
+    def _set_advanced(self, key, value):
+        flat, rest, rows, result_shape = self._advanced_plan(key)
+        target_shape = flat.shape + rest
+        if isinstance(value, NDArray):
+            if value.dtype != self.dtype:
+                value = value.astype(self.dtype)
+            if value.shape != result_shape:
+                value = value.broadcast_to(result_shape)
+            if value.shape != target_shape:
+                value = value.reshape(target_shape)
+        else:
+            host = _host_value(value, self.dtype, result_shape).reshape(target_shape)
+            value = array(host, ctx=self.context, dtype=self.dtype)
+        view = self.reshape((rows,) + rest)
+        _invoke(_op_handle("_scatter_set_nd"),
+                (view, value, self._advanced_indices(flat, rows)),
+                ("shape",), (str((rows,) + rest),), out=view)
+
+    def __array__(self, dtype=None, copy=None):  # noqa: ARG002 (numpy's protocol)
+        """np.array(a), np.asarray(a): a numpy copy (beyond MXNet 1.9.1, which has none)."""
+        host = self.asnumpy()
+        return host if dtype is None else host.astype(dtype, copy=False)
+
+    def item(self):
+        """The only element as a Python number; ValueError unless size is 1."""
+        return self.asscalar().item()
+
+    def tostype(self, stype):
+        """A copy with storage type `stype`; nanomx has dense ('default') storage only."""
+        if stype != "default":
+            raise ValueError("nanomx supports only the 'default' (dense) storage type, got %r "
+                             "(row_sparse and csr do not exist)" % (stype,))
+        return self.copy()
+
+    def zeros_like(self, *args, **kwargs):
+        return _op.zeros_like(self, *args, **kwargs)
+
+    def ones_like(self, *args, **kwargs):
+        return _op.ones_like(self, *args, **kwargs)
+
+    def flatten(self, inplace=False):
+        """(d0, d1*...*dn): a view with inplace=True, else op Flatten (a copy)."""
+        if inplace:
+            shape = self.shape
+            return self.reshape((shape[0] if shape else 1, -1))
+        return _op.Flatten(self)
+
+    def expand_dims(self, axis, inplace=False):
+        """A new axis of size 1 at `axis`: a view with inplace=True, else op expand_dims."""
+        if inplace:
+            shape = list(self.shape)
+            nd = len(shape)
+            if not -nd - 1 <= axis <= nd:
+                raise ValueError("axis must be in the range [%d, %d] (%d provided)"
+                                 % (-nd - 1, nd, axis))
+            shape.insert(axis if axis >= 0 else axis + nd + 1, 1)
+            return self.reshape(shape)
+        return _op.expand_dims(self, axis=axis)
+
+    def squeeze(self, axis=None, inplace=False):
+        """Size-1 axes removed: a view with inplace=True, else op squeeze."""
+        result = _op.squeeze(self, axis=axis)
+        if inplace:
+            return self.reshape(result.shape)
+        return result
+
+    def split(self, *args, **kwargs):
+        return _op.split(self, *args, **kwargs)
+
     # ---- indexing --------------------------------------------------------------------------
     def __getitem__(self, key):
+        if _is_advanced(key):
+            return self._get_advanced(key)
         shape = self.shape
         if isinstance(key, numbers.Integral) and not isinstance(key, bool):
             index = _normalize_index(key, shape, 0)
@@ -274,6 +401,9 @@ class NDArray(_LIB.NDArrayBase):
     def __setitem__(self, key, value):
         if not self.writable:
             raise ValueError("Failed to assign to a readonly NDArray")
+        if _is_advanced(key):
+            self._set_advanced(key, value)
+            return
         shape = self.shape
         plan = _IndexPlan(key, shape)
         if plan.whole:
@@ -334,6 +464,13 @@ for _name in ("slice", "slice_axis", "sum", "max", "min", "norm", "clip", "sqrt"
 del _name
 
 
+# --- shape, indexing and numpy interop members (issue 11), continued: fluent methods ---
+for _name in ("swapaxes", "tile", "repeat", "pad", "take", "one_hot", "sort", "argsort", "topk",
+              "diag", "slice_like"):
+    setattr(NDArray, _name, _operator_method(_name))
+del _name
+
+
 def _op_handle(name):
     handle = _OP_HANDLES.get(name)
     if handle is None:
@@ -387,6 +524,57 @@ def _host_value(value, dtype, shape):
     except ValueError:
         raise ValueError("cannot assign a value of shape %s to a region of shape %s"
                          % (host.shape, shape)) from None
+
+
+def _is_advanced(key):
+    """Whether an index key holds an array, list or range (advanced indexing) or a boolean."""
+    entries = key if isinstance(key, tuple) else (key,)
+    return any(isinstance(k, (NDArray, np.ndarray, list, range))
+               or isinstance(k, (bool, np.bool_)) for k in entries)
+
+
+def _single_array_plan(k, shape):
+    """_advanced_plan for one mask or integer array over the leading axes, without numpy's
+    fancy indexing of a whole index space (the common a[mask], a[idx] cases)."""
+    if k.dtype == np.bool_:
+        if k.shape != tuple(shape[:k.ndim]):
+            raise IndexError("boolean index of shape %s does not match the array's leading "
+                             "dimensions %s" % (k.shape, tuple(shape[:k.ndim])))
+        flat = np.flatnonzero(k)
+        rest = tuple(shape[k.ndim:])
+        return flat, rest, _prod(shape[:k.ndim]), flat.shape + rest
+    if not shape:
+        return None
+    n = shape[0]
+    if k.size and (k.min() < -n or k.max() >= n):
+        bad = k[(k < -n) | (k >= n)].flat[0]
+        raise IndexError("index %d is out of bounds for axis 0 with size %d" % (bad, n))
+    flat = np.where(k < 0, k + n, k) if k.size and k.min() < 0 else k
+    rest = tuple(shape[1:])
+    return flat, rest, n, flat.shape + rest
+
+
+def _index_entry(k):
+    """An advanced-index entry as numpy sees it: integer arrays (NDArrays and floats truncated
+    to int64, as MXNet's astype), boolean numpy arrays and lists kept as masks."""
+    if isinstance(k, NDArray):
+        return k.asnumpy().astype(np.int64)
+    if isinstance(k, (list, range)):
+        k = np.asarray(k)
+        if k.size == 0:
+            k = k.astype(np.int64)
+    if isinstance(k, (bool, np.bool_)):
+        return np.asarray(k)
+    if isinstance(k, np.ndarray):
+        if k.dtype == np.bool_:
+            return k
+        if not np.issubdtype(k.dtype, np.integer):
+            return k.astype(np.int64)
+        return k
+    if isinstance(k, (slice, numbers.Integral)) or k is Ellipsis:
+        return k
+    raise IndexError("NDArray does not support slicing with key %r of type %s"
+                     % (k, type(k).__name__))
 
 
 class _IndexPlan(object):
@@ -510,6 +698,86 @@ def array(source_array, ctx=None, dtype=None):
     result = empty(host.shape, ctx, dtype)
     _LIB.sync_copy_from(result.handle, host)
     return result
+
+
+# --- creation functions added for MXNet parity (issue 11) ---
+__all__ += ["arange", "linspace", "eye", "full_like", "empty_like", "concatenate", "moveaxis"]
+
+
+def arange(start, stop=None, step=1.0, repeat=1, infer_range=None, ctx=None, dtype=mx_real_t):
+    """Evenly spaced values in [start, stop) (op `_arange`); each repeated `repeat` times.
+    Without `stop` the range is [0, start). Empty ranges are errors, as in MXNet."""
+    if infer_range is not None:
+        warnings.warn("`infer_range` argument has been deprecated", DeprecationWarning)
+    ctx = current_context() if ctx is None else Context(ctx)
+    return _invoke(_op_handle("_arange"), (),
+                   ("start", "stop", "step", "repeat", "infer_range", "ctx", "dtype"),
+                   (str(float(start)), "None" if stop is None else str(float(stop)),
+                    str(float(step)), str(int(repeat)), "False", str(ctx), _dtype_name(dtype)))
+
+
+def linspace(start, stop, num, endpoint=True, ctx=None, dtype=mx_real_t):
+    """`num` evenly spaced values from start to stop (op `_linspace`)."""
+    ctx = current_context() if ctx is None else Context(ctx)
+    return _invoke(_op_handle("_linspace"), (),
+                   ("start", "stop", "num", "endpoint", "ctx", "dtype"),
+                   (str(float(start)), str(float(stop)), str(int(num)), str(bool(endpoint)),
+                    str(ctx), _dtype_name(dtype)))
+
+
+def eye(N, M=0, k=0, ctx=None, dtype=None, **kwargs):
+    """An (N, M or N) array with ones on diagonal k (op `_eye`)."""
+    _reject_kwargs("eye", kwargs)
+    ctx = current_context() if ctx is None else Context(ctx)
+    return _invoke(_op_handle("_eye"), (), ("N", "M", "k", "ctx", "dtype"),
+                   (str(int(N)), str(int(M)), str(int(k)), str(ctx), _dtype_name(dtype)))
+
+
+def full_like(a, fill_value, dtype=None, ctx=None):
+    """An array of a's shape filled with `fill_value` (op `_full`; beyond MXNet's mx.nd)."""
+    dtype = a.dtype if dtype is None else dtype
+    ctx = a.context if ctx is None else Context(ctx)
+    return _invoke(_op_handle("_full"), (), ("shape", "dtype", "value", "ctx"),
+                   (str(a.shape), _dtype_name(dtype), str(float(fill_value)), str(ctx)))
+
+
+def empty_like(a, dtype=None, ctx=None):
+    """An uninitialised array of a's shape (and dtype and context unless given)."""
+    return empty(a.shape, a.context if ctx is None else ctx, a.dtype if dtype is None else dtype)
+
+
+def concatenate(arrays, axis=0, always_copy=True):
+    """The arrays joined along `axis` (MXNet's Python-level concatenate, through op Concat)."""
+    if not isinstance(arrays, (list, tuple)) or not arrays:
+        raise ValueError("concatenate needs a non-empty list of NDArrays")
+    if not all(isinstance(a, NDArray) for a in arrays):
+        raise TypeError("concatenate: every element must be an NDArray")
+    if not always_copy and len(arrays) == 1:
+        return arrays[0]
+    return _op.Concat(*arrays, dim=axis)
+
+
+def moveaxis(tensor, source, destination):
+    """The array with axes moved from `source` to `destination` (op transpose)."""
+    ndim = tensor.ndim
+    src = [source] if isinstance(source, numbers.Integral) else list(source)
+    dst = [destination] if isinstance(destination, numbers.Integral) else list(destination)
+    if len(src) != len(dst):
+        raise ValueError("`source` and `destination` arguments must have the same number of "
+                         "elements")
+    try:
+        src = [operator.index(a) + (ndim if a < 0 else 0) for a in src]
+        dst = [operator.index(a) + (ndim if a < 0 else 0) for a in dst]
+    except TypeError:
+        raise TypeError("moveaxis: axes must be ints") from None
+    if any(not 0 <= a < ndim for a in src + dst) or len(set(src)) != len(src) \
+            or len(set(dst)) != len(dst):
+        raise ValueError("moveaxis: bad axes %r -> %r for %d dimensions"
+                         % (source, destination, ndim))
+    order = [a for a in range(ndim) if a not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return _op.transpose(tensor, axes=tuple(order))
 
 
 def _reject_kwargs(function, kwargs):

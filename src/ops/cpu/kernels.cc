@@ -10,6 +10,9 @@ void register_cpu_kernels() {
   cpu::register_layout_kernels();
   cpu::register_reduce_kernels();
   cpu::register_dot_kernels();
+  cpu::register_shape_kernels();
+  cpu::register_init_kernels();
+  cpu::register_sample_kernels();
   cpu::register_index_kernels();
   cpu::register_random_kernels();
   cpu::register_math_kernels();
