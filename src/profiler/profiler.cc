@@ -192,7 +192,8 @@ struct Profiler {
     // A flow finish drained before its start (the worker's buffer came before the pusher's)
     // waits in the writer; one more pass picks up the starts recorded meanwhile.
     if (writer.held_flow_finishes() > 0) drain_all(budget);
-    writer.commit(other_data(), clock);
+    writer.write_held_finishes(clock);
+    writer.commit(other_data());
     forget_exited_threads();
   }
 
@@ -210,7 +211,7 @@ struct Profiler {
           [&](const Record& r, const Record* following, uint32_t extra) {
             // Before formatting the record: a write that throws leaves it in its buffer. Each
             // piece is committed, so the file grows during a long drain too.
-            if (writer.pending_bytes() > kFlushPieceBytes) writer.commit(other_data(), clock);
+            if (writer.pending_bytes() > kFlushPieceBytes) writer.commit(other_data());
             writer.add(r, following, extra, tid, clock);
           },
           budget);
@@ -252,11 +253,12 @@ struct Profiler {
       set_thread_name("profiler dump");
       using Clock = std::chrono::steady_clock;
       std::unique_lock<std::mutex> lock(mutex);
-      Clock::time_point deadline = Clock::now();
+      // The first flush comes one period after continuous dump starts (min below).
+      Clock::time_point deadline = Clock::time_point::max();
       while (!exiting) {
         if (!config.continuous_dump) {
           wake_dump_thread.wait(lock);
-          deadline = Clock::now();
+          deadline = Clock::time_point::max();
           continue;
         }
         // parse_config keeps the period in [1 ms, 1 day]; apply_config takes any Config, and a

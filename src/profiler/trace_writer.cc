@@ -371,9 +371,8 @@ void TraceWriter::write_pending() {
   pending_.clear();
 }
 
-void TraceWriter::commit(const std::string& other_data_fields, const TickConverter& clock) {
+void TraceWriter::commit(const std::string& other_data_fields) {
   NANOMX_CHECK(has_file()) << "profiler: no trace file to flush";
-  write_held_finishes(clock);
   write_pending();
   std::string trailer =
       "\n],\"displayTimeUnit\":\"ms\",\"otherData\":{" + other_data_fields + "}}\n";

@@ -40,10 +40,13 @@ class TraceWriter {
   // Moves the pending text into the file, not yet visible. Throws nanomx::Error on an I/O
   // failure, keeping the pending text for the next attempt.
   void write_pending();
-  // Writes the flow finishes whose starts are now in the file, then makes everything written
-  // plus the closing part the file's visible content. Throws nanomx::Error on an I/O failure
-  // (the file keeps its previous content; nothing is lost).
-  void commit(const std::string& other_data_fields, const TickConverter& clock);
+  // Writes the held flow finishes whose starts are now in the file (and counts those whose
+  // start went to an earlier file). Called before the closing part is computed, so that its
+  // counts include them.
+  void write_held_finishes(const TickConverter& clock);
+  // Makes everything written plus the closing part the file's visible content. Throws
+  // nanomx::Error on an I/O failure (the file keeps its previous content; nothing is lost).
+  void commit(const std::string& other_data_fields);
   size_t pending_bytes() const { return pending_.size(); }
   uint64_t commits() const { return commits_; }  // successful commits, all files
   uint64_t events_written() const { return events_written_; }
@@ -85,7 +88,6 @@ class TraceWriter {
   // not yet (still in its thread's buffer).
   enum class FlowStart { kWritten, kNever, kNotYet };
   FlowStart flow_start_of(uint64_t id) const;
-  void write_held_finishes(const TickConverter& clock);
 
   CrashSafeFile file_;
   DurationEvents durations_ = DurationEvents::kBeginEnd;

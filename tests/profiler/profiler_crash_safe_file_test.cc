@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <string>
 #include <thread>
@@ -214,6 +215,19 @@ TEST_F(TraceCommit, LaterDumpsContinueAFinishedFileAndANewConfigStartsAfresh) {
   values = events_named(read_trace("tutorial.json"), "c");
   ASSERT_EQ(values.size(), 1u);
   EXPECT_EQ(values[0]["args"]["c"], 4);
+}
+
+// The first periodic flush comes one period after continuous dump starts, not at once (an
+// immediate flush at the dump thread's start once raced with the tests' own dumps).
+TEST_F(TraceCommit, TheFirstPeriodicFlushWaitsOnePeriod) {
+  configure("later.json");  // period: one day
+  prof::set_state(prof::State::kRunning);
+  prof::Domain d("D");
+  prof::Counter(d, "c").set_value(1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_FALSE(exists("later.json")) << "a flush ran before its period";
+  prof::dump(true);
+  EXPECT_EQ(events_named(read_trace("later.json"), "c").size(), 1u);
 }
 
 // A file changed by someone else between the dumps is not continued (its end is unknown): the
