@@ -62,6 +62,7 @@ void register_reduce_ops(Registry& r);
 void register_dot_ops(Registry& r);
 void register_index_ops(Registry& r);
 void register_random_ops(Registry& r);
+void register_nn_ops(Registry& r);
 void register_cpu_kernels();
 
 // Context attribute "cpu(0)" style (absent: cpu(0)).

@@ -12,6 +12,7 @@ void register_cpu_kernels() {
   cpu::register_dot_kernels();
   cpu::register_index_kernels();
   cpu::register_random_kernels();
+  cpu::register_nn_kernels();
 }
 
 }  // namespace nanomx::ops

@@ -20,6 +20,7 @@ void register_reduce_kernels();
 void register_dot_kernels();
 void register_index_kernels();
 void register_random_kernels();
+void register_nn_kernels();
 
 // Visits every row (the last axis) of the index space `shape` for N operands, each with its own
 // element strides (0 = broadcast, negative = reversed) and base offset:
