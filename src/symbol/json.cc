@@ -271,6 +271,36 @@ const Value* find(const std::vector<std::pair<std::string, Value>>& obj, const s
   return nullptr;
 }
 
+// Older MXNet wrote hidden attributes without underscores ("lr_mult") and per-input ones on
+// the operator ("weight_lr_mult"); MXNet's upgrader moves them to "__lr_mult__" on the node or
+// on that input's variable.
+void upgrade_legacy_keys(Node& n, const std::string& op) {
+  static const char* const kHidden[] = {"ctx_group", "lr_mult", "wd_mult", "force_mirroring",
+                                        "mirror_stage"};
+  const ops::Op* def = op == "null" ? nullptr : ops::find_op(op);
+  std::map<std::string, std::string> kept;
+  for (const auto& [k, v] : n.attrs) {
+    bool moved = false;
+    for (const char* h : kHidden) {
+      const std::string key(h);
+      if (k == key) {
+        kept["__" + key + "__"] = v;
+        moved = true;
+      } else if (def != nullptr && k.size() > key.size() + 1 && k.ends_with("_" + key)) {
+        const std::string input = k.substr(0, k.size() - key.size() - 1);
+        for (size_t i = 0; i < def->inputs.size() && i < n.inputs.size(); ++i) {
+          if (def->inputs[i] == input && n.inputs[i].node->is_variable()) {
+            n.inputs[i].node->attrs["__" + key + "__"] = v;
+            moved = true;
+          }
+        }
+      }
+    }
+    if (!moved) kept[k] = v;
+  }
+  n.attrs = std::move(kept);
+}
+
 }  // namespace
 
 std::string Symbol::to_json() const {
@@ -347,6 +377,15 @@ Symbol Symbol::from_json(const std::string& json) {
   for (const char* k : {"nodes", "arg_nodes", "heads"}) {
     NANOMX_CHECK(find(top, k) != nullptr) << "load_json: the graph has no \"" << k << "\" key";
   }
+  // Files without a version are MXNet 0.8's; older than 1.9 get the legacy-key upgrade.
+  int64_t version = 800;
+  if (const Value* attrs = find(top, "attrs")) {
+    if (const Value* v = find(attrs->object("the graph's attrs"), "mxnet_version")) {
+      const auto& pair = v->array("mxnet_version");
+      NANOMX_CHECK(pair.size() == 2) << "load_json: mxnet_version must be [\"int\", N]";
+      version = pair[1].integer("mxnet_version");
+    }
+  }
   std::vector<std::shared_ptr<Node>> nodes;
   for (const Value& jn : find(top, "nodes")->array("nodes")) {
     const auto& obj = jn.object("a node");
@@ -392,6 +431,7 @@ Symbol Symbol::from_json(const std::string& json) {
         n->control_deps.push_back(nodes[static_cast<size_t>(src)]);
       }
     }
+    if (version < 10900) upgrade_legacy_keys(*n, op);
     if (op != "null") {
       n->op = ops::find_op(op);
       NANOMX_CHECK(n->op != nullptr) << "Failed loading Op " << n->name << " of type " << op

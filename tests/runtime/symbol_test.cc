@@ -254,6 +254,24 @@ TEST(SymbolJson, LoadsAHandWrittenMXNet1xGraph) {
   EXPECT_EQ(r.args[3], PartialShape(Shape{32}));
 }
 
+// Pre-1.9 files keep hidden attributes without underscores, per-input ones on the operator.
+TEST(SymbolJson, UpgradesLegacyHiddenKeys) {
+  Symbol s = Symbol::from_json(R"({
+    "nodes": [
+      {"op": "null", "name": "data", "inputs": []},
+      {"op": "null", "name": "w", "inputs": []},
+      {"op": "FullyConnected", "name": "fc",
+       "attr": {"num_hidden": "3", "no_bias": "True", "weight_lr_mult": "2", "ctx_group": "g"},
+       "inputs": [[0, 0], [1, 0]]}
+    ],
+    "arg_nodes": [0, 1],
+    "heads": [[2, 0]]
+  })");
+  EXPECT_EQ(s.get_attr("__ctx_group__"), std::optional<std::string>("g"));
+  EXPECT_FALSE(s.get_attr("weight_lr_mult"));
+  EXPECT_EQ(s.internals()[1].get_attr("__lr_mult__"), std::optional<std::string>("2"));
+}
+
 TEST(SymbolJson, BadFilesAreRefusedWithReasons) {
   auto message = [](const std::string& json) {
     try {
