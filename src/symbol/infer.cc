@@ -68,16 +68,24 @@ void run_pass(const Indexed& g, std::vector<T>& slots, const char* what) {
       NANOMX_THROW() << "Error in operator " << n->name << ": " << e.what();
     }
     bool changed = false;
-    auto apply = [&](T& slot, const T& provided, const T& inferred) {
+    const std::vector<std::string> in_names = n->op->input_names_of(n->parsed);
+    auto apply = [&](T& slot, const T& provided, const T& inferred, const std::string& where) {
       if (!merge(slot, inferred)) {
+        // MXNet's wording first; then which operator and slot, for graphs of many nodes.
         NANOMX_THROW() << "Error in operator " << n->name << ": " << what
                        << " inconsistent, Provided = " << shape_text(provided) << ", inferred "
-                       << (what[0] == 'S' ? "shape" : "type") << "=" << shape_text(inferred);
+                       << (what[0] == 'S' ? "shape" : "type") << "=" << shape_text(inferred)
+                       << " (operator " << n->op->name << ", " << where << ")";
       }
       changed = changed || !(slot == provided);
     };
-    for (size_t i = 0; i < in.size(); ++i) apply(slots[g.entry(n->inputs[i])], in0[i], in[i]);
-    for (size_t i = 0; i < out.size(); ++i) apply(slots[first + i], out0[i], out[i]);
+    for (size_t i = 0; i < in.size(); ++i) {
+      apply(slots[g.entry(n->inputs[i])], in0[i], in[i],
+            "input '" + (i < in_names.size() ? in_names[i] : std::to_string(i)) + "' from " +
+                n->inputs[i].node->name);
+    }
+    for (size_t i = 0; i < out.size(); ++i)
+      apply(slots[first + i], out0[i], out[i], "output " + std::to_string(i));
     return changed;
   };
   // Forward then backward until a whole round changes nothing (bounded: each change fills

@@ -51,7 +51,10 @@ void Node::reparse() {
     count = op->inputs.size();
   }
   try {
-    ops::parse_attrs_into(*op, visible, count, parsed);
+    // Into a fresh struct: a failed parse leaves the node's attributes as they were.
+    ops::ParsedParams fresh;
+    ops::parse_attrs_into(*op, visible, count, fresh);
+    parsed = std::move(fresh);
   } catch (const Error& e) {
     NANOMX_THROW() << "Error in operator " << (name.empty() ? op->name : name) << ": " << e.what();
   }

@@ -191,6 +191,30 @@ TEST(SymbolInfer, ConflictNamesTheNodeAndShapes) {
   }
 }
 
+// A conflict found by the graph pass: MXNet's wording, then the operator and the slot.
+TEST(SymbolInfer, GraphConflictNamesNodeAndShapes) {
+  Symbol x = Symbol::variable("x");
+  Symbol a = op("Activation", {x}, {{"act_type", "relu"}}, "a");
+  Symbol d = op("dot", {a, Symbol::variable("w")}, {}, "d");
+  try {
+    infer_type(d, {{"x", DType::kFloat32}, {"w", DType::kFloat64}});
+    FAIL();
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("Error in operator d"), std::string::npos) << m;
+    EXPECT_NE(m.find("float64"), std::string::npos) << m;
+  }
+  Symbol s = mlp();
+  try {
+    infer_shape(s, {{"data", Shape{4, 5}}, {"softmax_label", Shape{3}}});
+    FAIL();
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("Error in operator softmax"), std::string::npos) << m;
+    EXPECT_NE(m.find("(3,)"), std::string::npos) << m;
+  }
+}
+
 TEST(SymbolInfer, Types) {
   Symbol s = mlp();
   TypeResult r = infer_type(s, {{"data", DType::kFloat64}});
@@ -364,6 +388,77 @@ TEST(SymbolCApi, BuildListInferSaveAndRefuseStaleHandles) {
   EXPECT_EQ(MXSymbolPrint(reinterpret_cast<SymbolHandle>(0x1234), &out_str), -1);  // forged
   ASSERT_EQ(MXSymbolFree(fc), 0);
   ASSERT_EQ(MXSymbolFree(data), 0);
+}
+
+TEST(SymbolCApi, GroupsOutputsAttributesTypesAndFiles) {
+  SymbolHandle a = nullptr, b = nullptr, w = nullptr, fc = nullptr;
+  ASSERT_EQ(MXSymbolCreateVariable("a", &a), 0);
+  ASSERT_EQ(MXSymbolCreateVariable("b", &b), 0);
+  ASSERT_EQ(MXSymbolCreateVariable("w", &w), 0);
+  OpHandle fc_op = nullptr;
+  ASSERT_EQ(NNGetOpHandle("FullyConnected", &fc_op), 0);
+  const char* keys[] = {"num_hidden", "no_bias"};
+  const char* vals[] = {"4", "True"};
+  ASSERT_EQ(MXSymbolCreateAtomicSymbol(fc_op, 2, keys, vals, &fc), 0);
+  const char* in_keys[] = {"data", "weight"};
+  SymbolHandle ins[] = {a, w};
+  ASSERT_EQ(MXSymbolCompose(fc, "f", 2, in_keys, ins), 0);
+  SymbolHandle group = nullptr, out1 = nullptr, children = nullptr;
+  SymbolHandle both[] = {fc, b};
+  ASSERT_EQ(MXSymbolCreateGroup(2, both, &group), 0);
+  uint32_t n = 0;
+  ASSERT_EQ(MXSymbolGetNumOutputs(group, &n), 0);
+  EXPECT_EQ(n, 2u);
+  ASSERT_EQ(MXSymbolGetOutput(group, 1, &out1), 0);
+  const char* name = nullptr;
+  int ok = 0;
+  ASSERT_EQ(MXSymbolGetName(out1, &name, &ok), 0);
+  EXPECT_EQ(ok, 1);
+  EXPECT_STREQ(name, "b");
+  ASSERT_EQ(MXSymbolGetName(group, &name, &ok), 0);
+  EXPECT_EQ(ok, 0);
+  SymbolHandle unused = nullptr;
+  EXPECT_EQ(MXSymbolGetOutput(group, 2, &unused), -1);
+  ASSERT_EQ(MXSymbolGetChildren(fc, &children), 0);
+  const char** names = nullptr;
+  ASSERT_EQ(MXSymbolListOutputs(children, &n, &names), 0);
+  ASSERT_EQ(n, 2u);
+  EXPECT_STREQ(names[1], "w");
+  ASSERT_EQ(MXSymbolSetAttr(fc, "lr_mult", "3"), 0);
+  ASSERT_EQ(MXSymbolListAttrShallow(fc, &n, &names), 0);
+  EXPECT_EQ(n, 4u);  // __lr_mult__ and again as lr_mult, no_bias, num_hidden
+  ASSERT_EQ(MXSymbolListAttr(fc, &n, &names), 0);
+  EXPECT_STREQ(names[0], "f$__lr_mult__");
+  EXPECT_EQ(MXSymbolSetAttr(fc, "num_hidden", "zero"), -1);  // re-parsed and refused
+  const char* value = nullptr;
+  ASSERT_EQ(MXSymbolGetAttr(fc, "num_hidden", &value, &ok), 0);
+  EXPECT_STREQ(value, "4");
+  const int types[] = {1};
+  const char* type_keys[] = {"a"};
+  uint32_t in_n, out_n, aux_n;
+  const int *in_t, *out_t, *aux_t;
+  int complete = 0;
+  ASSERT_EQ(MXSymbolInferType(group, 1, type_keys, types, &in_n, &in_t, &out_n, &out_t, &aux_n,
+                              &aux_t, &complete),
+            0)
+      << MXGetLastError();
+  EXPECT_EQ(complete, 0);  // b is not connected to a
+  EXPECT_EQ(in_t[0], 1);
+  EXPECT_EQ(in_t[1], 1);
+  EXPECT_EQ(in_t[2], -1);
+  EXPECT_EQ(out_t[0], 1);
+  const std::string path = ::testing::TempDir() + "nanomx_symbol_test.json";
+  ASSERT_EQ(MXSymbolSaveToFile(group, path.c_str()), 0);
+  SymbolHandle loaded = nullptr;
+  ASSERT_EQ(MXSymbolCreateFromFile(path.c_str(), &loaded), 0);
+  ASSERT_EQ(MXSymbolListArguments(loaded, &n, &names), 0);
+  EXPECT_EQ(n, 3u);
+  EXPECT_EQ(MXSymbolFree(loaded), 0);
+  EXPECT_EQ(MXSymbolCreateFromFile("/nonexistent/x.json", &unused), -1);
+  EXPECT_EQ(MXSymbolCreateFromJSON("{", &unused), -1);
+  EXPECT_EQ(MXSymbolCreateVariable(nullptr, &unused), -1);
+  EXPECT_EQ(MXSymbolCompose(a, "x", 1, nullptr, ins), -1);  // a variable
+  for (SymbolHandle h : {a, b, w, fc, group, out1, children}) EXPECT_EQ(MXSymbolFree(h), 0);
 }
 
 // ---- Layer operators, imperatively ----
