@@ -140,7 +140,10 @@ TypeResult infer_type(const Symbol& sym, const std::map<std::string, DType>& kno
     if (it != known.end()) {
       t = it->second;
     } else if (auto a = n->attrs.find("__dtype__"); a != n->attrs.end()) {
-      const int id = std::stoi(a->second);
+      const std::string& text = a->second;
+      const bool digits = !text.empty() && text.size() < 4 &&
+                          text.find_first_not_of("0123456789") == std::string::npos;
+      const int id = digits ? std::stoi(text) : -1;
       NANOMX_CHECK(dtype_valid(id))
           << "variable " << n->name << ": __dtype__ " << a->second << " is not a known type id";
       t = static_cast<DType>(id);

@@ -1,5 +1,6 @@
 // MXNet's JSON graph format (nnvm's saveload_json with dmlc's JSONWriter layout), written byte
 // for byte as MXNet 1.9 writes it and read with the legacy keys MXNet still accepts.
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <sstream>
@@ -114,7 +115,11 @@ struct Value {
   }
   int64_t integer(const char* what) const {
     NANOMX_CHECK(is_number()) << "load_json: " << what << " must be a number";
-    return static_cast<int64_t>(std::get<2>(v));
+    const double d = std::get<2>(v);
+    // Ids, indices and versions: integers well inside int64 (the cast is undefined outside).
+    NANOMX_CHECK(d >= -9.0e15 && d <= 9.0e15 && d == std::floor(d))
+        << "load_json: " << what << " must be an integer, got " << d;
+    return static_cast<int64_t>(d);
   }
 };
 
@@ -168,7 +173,16 @@ class Reader {
             break;
           case 'u': {
             if (i_ + 4 > s_.size()) fail("short \\u escape");
-            const unsigned code = static_cast<unsigned>(std::stoul(s_.substr(i_, 4), nullptr, 16));
+            unsigned code = 0;
+            for (size_t k = 0; k < 4; ++k) {
+              const char h = s_[i_ + k];
+              const int digit = h >= '0' && h <= '9'   ? h - '0'
+                                : h >= 'a' && h <= 'f' ? h - 'a' + 10
+                                : h >= 'A' && h <= 'F' ? h - 'A' + 10
+                                                       : -1;
+              if (digit < 0) fail("bad \\u escape");
+              code = code * 16 + static_cast<unsigned>(digit);
+            }
             i_ += 4;
             if (code < 0x80) {
               out += static_cast<char>(code);
@@ -194,6 +208,12 @@ class Reader {
     return out;
   }
   Value value() {
+    // Graph files nest four levels deep; a bound keeps hostile input off the stack's end.
+    if (++depth_ > 64) fail("nested too deeply");
+    struct Leave {
+      int& d;
+      ~Leave() { --d; }
+    } leave{depth_};
     ws();
     if (i_ >= s_.size()) fail("unexpected end");
     const char c = s_[i_];
@@ -262,6 +282,7 @@ class Reader {
   }
   const std::string& s_;
   size_t i_ = 0;
+  int depth_ = 0;
 };
 
 const Value* find(const std::vector<std::pair<std::string, Value>>& obj, const std::string& k) {

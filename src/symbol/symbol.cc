@@ -46,7 +46,13 @@ void Node::reparse() {
   size_t count = inputs.size();
   if (op->variadic() && inputs.empty()) {
     auto it = attrs.find(op->num_inputs_key);
-    count = it != attrs.end() ? static_cast<size_t>(std::stoll(it->second)) : 1;
+    count = 1;
+    if (it != attrs.end()) {
+      // The operator's parser checks the value itself; here only a usable count is needed.
+      const std::string& v = it->second;
+      if (!v.empty() && v.size() < 7 && v.find_first_not_of("0123456789") == std::string::npos)
+        count = static_cast<size_t>(std::stoll(v));
+    }
   } else if (!op->variadic() && inputs.empty()) {
     count = op->inputs.size();
   }
@@ -397,7 +403,12 @@ ops::PartialShape parse_shape_attr(const std::string& text) {
     }
     if (c == '-' || (c >= '0' && c <= '9')) {
       size_t used = 0;
-      const long long v = std::stoll(text.substr(i), &used);
+      long long v = 0;
+      try {
+        v = std::stoll(text.substr(i), &used);
+      } catch (const std::exception&) {
+        bad();
+      }
       dims.push_back(v);
       i += used;
       continue;
