@@ -33,6 +33,8 @@ PartialShape flatten_shape(const PartialShape& d) {
   int64_t rest = 1;
   for (int i = 1; i < d.ndim(); ++i) {
     if (!d.dim_known(i)) return out;
+    NANOMX_CHECK(d[i] == 0 || rest <= INT64_MAX / d[i])
+        << "Flatten: the size of " << d.str() << " overflows int64";
     rest *= d[i];
   }
   out[1] = rest;

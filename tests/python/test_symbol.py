@@ -72,6 +72,8 @@ def test_automatic_names():
         assert (2 - c).name == "_rminusscalar0"
         assert (c - 2).name == "_minusscalar0"
         assert (1 / c).name == "_rdivscalar0"
+        assert mx.sym.Softmax(c).name == "softmax0"  # an alias is named after itself
+        assert mx.sym.Softmax(c).tojson().count('"op": "SoftmaxOutput"') == 1
     with mx.name.NameManager():
         assert mx.sym.dot(mx.sym.var("x"), mx.sym.var("y")).name == "dot0"
         with mx.name.Prefix("net_"):
