@@ -64,5 +64,7 @@ NANOMX_API int MXProfileSetMarker(ProfileHandle domain, const char* instant_mark
 
 /* NDArray, operators and the rest of the runtime. */
 #include "nanomx/c_api_ndarray.h"
+/* Symbolic graphs. */
+#include "nanomx/c_api_symbol.h"
 
 #endif /* NANOMX_C_API_H_ */

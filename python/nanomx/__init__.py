@@ -13,3 +13,6 @@ from .context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus  #
 from . import ndarray
 from . import ndarray as nd  # noqa: F401
 from . import profiler, random  # noqa: F401
+from . import attribute, name  # noqa: F401,E402
+from . import symbol  # noqa: E402
+from . import symbol as sym  # noqa: F401,E402

@@ -182,6 +182,9 @@ struct Op {
   InferTypeFn infer_type = {};                    // absent: every input and output has one dtype
   // Absent: one output. Called with the parsed attributes of the call.
   std::function<int(const ParsedParams&)> num_outputs = {};
+  // The inputs a call takes when they depend on its attributes (FullyConnected without bias):
+  // a prefix of `inputs`. Absent: `inputs`.
+  std::function<std::vector<std::string>(const ParsedParams&)> input_names = {};
   // Output names (absent: "output", or "output0".. for several).
   std::function<std::vector<std::string>(const ParsedParams&)> output_names = {};
   // {input, output}: that output may share storage with that input (exactly the same array).
@@ -199,6 +202,9 @@ struct Op {
   bool variadic() const { return !num_inputs_key.empty(); }
   int outputs_of(const ParsedParams& p) const { return num_outputs ? num_outputs(p) : 1; }
   std::vector<std::string> output_names_of(const ParsedParams& p) const;
+  std::vector<std::string> input_names_of(const ParsedParams& p) const {
+    return input_names ? input_names(p) : inputs;
+  }
   bool may_share(int input, int output) const {
     for (const auto& [i, o] : inplace) {
       if (i == input && o == output) return true;

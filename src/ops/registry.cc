@@ -71,6 +71,7 @@ Table& build_table() {
   register_index_ops(r);
   register_random_ops(r);
   register_math_ops(r);
+  register_nn_ops(r);
   t.kernel_table = std::make_unique<std::atomic<const Kernel*>[]>(t.ops.size() * kDeviceSlots);
   for (size_t i = 0; i < t.ops.size() * kDeviceSlots; ++i) t.kernel_table[i] = nullptr;
   kernel_slots = t.kernel_table.get();
@@ -413,10 +414,10 @@ std::string input_name(const Op& op, size_t i) {
 }
 
 void check_counts(const Op& op, const ParsedParams& p, size_t num_in, size_t num_out) {
-  NANOMX_CHECK(op.variadic() ? num_in >= 1 : num_in == op.inputs.size())
-      << op.name << ": expected "
-      << (op.variadic() ? "at least 1" : std::to_string(op.inputs.size())) << " input(s), got "
-      << num_in;
+  const size_t want = op.input_names ? op.input_names(p).size() : op.inputs.size();
+  NANOMX_CHECK(op.variadic() ? num_in >= 1 : num_in == want)
+      << op.name << ": expected " << (op.variadic() ? "at least 1" : std::to_string(want))
+      << " input(s), got " << num_in;
   const int n = op.outputs_of(p);
   NANOMX_CHECK(num_out == static_cast<size_t>(n))
       << op.name << ": " << num_out << " output slot(s) given, the operator has " << n;
@@ -588,7 +589,10 @@ void infer_general(const Op& op, const ParsedParams& params, std::span<const NDA
 
 void invoke_into(const Op& op, std::span<const NDArray> in, const Attrs& attrs,
                  std::span<const NDArray> outputs, OutputList& results, size_t expect_outputs) {
-  NANOMX_CHECK(op.variadic() ? !in.empty() : in.size() == op.inputs.size())
+  // Attribute-dependent inputs are a prefix of `inputs`; parsing checks the exact count.
+  NANOMX_CHECK(op.variadic()    ? !in.empty()
+               : op.input_names ? in.size() <= op.inputs.size()
+                                : in.size() == op.inputs.size())
       << op.name << ": expected "
       << (op.variadic() ? "at least 1" : std::to_string(op.inputs.size())) << " input(s), got "
       << in.size();

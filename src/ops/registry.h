@@ -71,6 +71,7 @@ void register_sample_ops(Registry& r);
 void register_index_ops(Registry& r);
 void register_random_ops(Registry& r);
 void register_math_ops(Registry& r);
+void register_nn_ops(Registry& r);
 void register_cpu_kernels();
 
 // Context attribute "cpu(0)" style (absent: cpu(0)).

@@ -16,6 +16,7 @@ void register_cpu_kernels() {
   cpu::register_index_kernels();
   cpu::register_random_kernels();
   cpu::register_math_kernels();
+  cpu::register_nn_kernels();
 }
 
 }  // namespace nanomx::ops

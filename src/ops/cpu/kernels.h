@@ -28,6 +28,7 @@ void register_math_kernels();
 // Element strides of an input of shape `in` (right-aligned) over the broadcast output shape
 // `out`; 0 on the axes it is broadcast along.
 std::vector<int64_t> broadcast_strides(const Shape& in, const Shape& out);
+void register_nn_kernels();
 
 // Visits every row (the last axis) of the index space `shape` for N operands, each with its own
 // element strides (0 = broadcast, negative = reversed) and base offset:
