@@ -1,6 +1,7 @@
 // The neural-network layer operators MXNet's MLPs use: FullyConnected, Activation,
-// SoftmaxOutput (alias Softmax), Flatten and LinearRegressionOutput. Definitions, shape and
-// dtype inference; CPU kernels in cpu/nn.cc. docs/symbolic.md lists their MXNet semantics.
+// SoftmaxOutput (alias Softmax) and LinearRegressionOutput (Flatten is in shape_ops.cc).
+// Definitions, shape and dtype inference; CPU kernels in cpu/nn.cc. docs/symbolic.md lists their
+// MXNet semantics.
 #include "ops/nn.h"
 
 #include <cstdint>
@@ -185,14 +186,6 @@ void register_nn_ops(Registry& r) {
          .infer_type = label_type,
          .backward = {.inputs = {1}, .outputs = {0}}},
         {"Softmax"});
-  r.add({.name = "Flatten",
-         .inputs = {"data"},
-         .infer_shape =
-             [](const ParsedParams&, std::span<PartialShape> in, std::span<PartialShape> out) {
-               if (in[0].rank_known()) out[0] = flatten_shape(in[0]);
-             },
-         .backward = {.differentiable = true}},
-        {"flatten"});
   r.add({.name = "LinearRegressionOutput",
          .inputs = {"data", "label"},
          .keys = {"grad_scale"},

@@ -349,7 +349,8 @@ void register_shape_ops(Registry& r) {
                s[1] = rest;
                out[0] = s;
              },
-         .inplace = {{0, 0}}},
+         .inplace = {{0, 0}},
+         .backward = {.differentiable = true}},
         {"flatten"});
   r.add({.name = "SwapAxis",
          .inputs = {"data"},

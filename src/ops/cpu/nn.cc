@@ -150,7 +150,6 @@ void register_nn_kernels() {
   register_kernel("FullyConnected", DeviceType::kCPU, fully_connected);
   register_kernel("Activation", DeviceType::kCPU, activation);
   register_kernel("SoftmaxOutput", DeviceType::kCPU, softmax_output);
-  register_kernel("Flatten", DeviceType::kCPU, copy_data);
   register_kernel("LinearRegressionOutput", DeviceType::kCPU, copy_data);
 }
 
