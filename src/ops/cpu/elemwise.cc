@@ -81,34 +81,12 @@ inline T apply(T a, T b) {
 template <typename F>
 void binary_kernel(const ParsedParams&, std::span<const NDArray> in,
                    std::span<const NDArray> outs) {
-  const NDArray& out = outs[0];
-  dispatch_dtype(out.dtype(), [&](auto tag) {
+  dispatch_dtype(outs[0].dtype(), [&](auto tag) {
     using T = decltype(tag);
-    const T* x = in[0].data_as<T>();
-    const T* y = in[1].data_as<T>();
-    T* o = out.data_as<T>();
-    if (in[0].shape() == out.shape() && in[1].shape() == out.shape()) {
-      const int64_t n = out.size();
-      for (int64_t i = 0; i < n; ++i) o[i] = apply<F>(x[i], y[i]);
-      return;
-    }
-    const std::array<std::vector<int64_t>, 3> strides = {
-        out.shape().strides(), broadcast_strides(in[0].shape(), out.shape()),
-        broadcast_strides(in[1].shape(), out.shape())};
-    for_each_row<3>(
-        out.shape().dims(), strides, {0, 0, 0},
-        [&](const std::array<int64_t, 3>& off, int64_t len, const std::array<int64_t, 3>& st) {
-          T* po = o + off[0];
-          const T* px = x + off[1];
-          const T* py = y + off[2];
-          for (int64_t i = 0; i < len; ++i) {
-            po[i] = apply<F>(px[i * st[1]], py[i * st[2]]);
-          }
-        });
+    broadcast_binary<T>(in[0], in[1], outs[0], [](T a, T b) { return apply<F>(a, b); });
   });
 }
 
-// Scalar ops: the scalar is cast to the array's dtype first (as MXNet). `reversed`: s op x.
 // Scalar ops: the scalar is cast to the array's dtype first (as MXNet). `reversed`: s op x.
 template <typename F, bool reversed>
 void scalar_kernel(const ParsedParams& p, std::span<const NDArray> in,

@@ -24,11 +24,11 @@ void register_sample_kernels();
 void register_index_kernels();
 void register_random_kernels();
 void register_math_kernels();
+void register_nn_kernels();
 
 // Element strides of an input of shape `in` (right-aligned) over the broadcast output shape
 // `out`; 0 on the axes it is broadcast along.
 std::vector<int64_t> broadcast_strides(const Shape& in, const Shape& out);
-void register_nn_kernels();
 
 // Visits every row (the last axis) of the index space `shape` for N operands, each with its own
 // element strides (0 = broadcast, negative = reversed) and base offset:
@@ -62,6 +62,31 @@ void for_each_row(std::span<const int64_t> shape,
     }
     if (d < 0) return;
   }
+}
+
+// out = fn(a, b) element by element over out's shape, a and b broadcast to it as numpy does
+// (all three of element type T): one flat loop when both already have out's shape.
+template <typename T, typename Fn>
+void broadcast_binary(const NDArray& a, const NDArray& b, const NDArray& out, Fn fn) {
+  const T* x = a.data_as<T>();
+  const T* y = b.data_as<T>();
+  T* o = out.data_as<T>();
+  if (a.shape() == out.shape() && b.shape() == out.shape()) {
+    const int64_t n = out.size();
+    for (int64_t i = 0; i < n; ++i) o[i] = fn(x[i], y[i]);
+    return;
+  }
+  const std::array<std::vector<int64_t>, 3> strides = {out.shape().strides(),
+                                                       broadcast_strides(a.shape(), out.shape()),
+                                                       broadcast_strides(b.shape(), out.shape())};
+  for_each_row<3>(
+      out.shape().dims(), strides, {0, 0, 0},
+      [&](const std::array<int64_t, 3>& off, int64_t len, const std::array<int64_t, 3>& st) {
+        T* po = o + off[0];
+        const T* px = x + off[1];
+        const T* py = y + off[2];
+        for (int64_t i = 0; i < len; ++i) po[i] = fn(px[i * st[1]], py[i * st[2]]);
+      });
 }
 
 // Converts between element types as numpy's astype does (integers wrap, floats truncate
