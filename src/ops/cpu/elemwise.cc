@@ -68,16 +68,6 @@ struct Div {
   }
 };
 
-// Applies F in T's compute type (float for half).
-template <typename F, typename T>
-inline T apply(T a, T b) {
-  if constexpr (std::is_same_v<T, half>) {
-    return half(F::f(static_cast<float>(a), static_cast<float>(b)));
-  } else {
-    return F::f(a, b);
-  }
-}
-
 template <typename F>
 void binary_kernel(const ParsedParams&, std::span<const NDArray> in,
                    std::span<const NDArray> outs) {
@@ -98,8 +88,7 @@ void scalar_kernel(const ParsedParams& p, std::span<const NDArray> in,
     const T s = from_double<T>(scalar);
     const T* x = in[0].data_as<T>();
     T* o = out.data_as<T>();
-    const int64_t n = out.size();
-    for (int64_t i = 0; i < n; ++i) o[i] = reversed ? apply<F>(s, x[i]) : apply<F>(x[i], s);
+    scalar_map<F, reversed>(x, o, out.size(), s);
   });
 }
 

@@ -64,6 +64,22 @@ void for_each_row(std::span<const int64_t> shape,
   }
 }
 
+// Applies F::f in T's compute type (float for half, T itself otherwise).
+template <typename F, typename T>
+inline T apply(T a, T b) {
+  if constexpr (std::is_same_v<T, half>) {
+    return half(F::f(static_cast<float>(a), static_cast<float>(b)));
+  } else {
+    return F::f(a, b);
+  }
+}
+
+// o[i] = x[i] op s (or s op x[i] when `reversed`) for the scalar ops, F applied as apply<F>.
+template <typename F, bool reversed, typename T>
+void scalar_map(const T* x, T* o, int64_t n, T s) {
+  for (int64_t i = 0; i < n; ++i) o[i] = reversed ? apply<F>(s, x[i]) : apply<F>(x[i], s);
+}
+
 // out = fn(a, b) element by element over out's shape, a and b broadcast to it as numpy does
 // (all three of element type T): one flat loop when both already have out's shape.
 template <typename T, typename Fn>

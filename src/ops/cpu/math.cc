@@ -404,17 +404,12 @@ NANOMX_COMPARE(LogicalOr, a != 0 || b != 0)
 NANOMX_COMPARE(LogicalXor, (a != 0) != (b != 0))
 #undef NANOMX_COMPARE
 
-template <typename F, typename T>
-inline T apply2(T a, T b) {
-  return from_compute<T>(F::f(to_compute(a), to_compute(b)));
-}
-
 template <typename F>
 void binary_kernel(const ParsedParams&, std::span<const NDArray> in,
                    std::span<const NDArray> outs) {
   dispatch_dtype(outs[0].dtype(), [&](auto tag) {
     using T = decltype(tag);
-    broadcast_binary<T>(in[0], in[1], outs[0], [](T a, T b) { return apply2<F>(a, b); });
+    broadcast_binary<T>(in[0], in[1], outs[0], [](T a, T b) { return apply<F>(a, b); });
   });
 }
 
@@ -456,7 +451,7 @@ void scalar_kernel(const ParsedParams& p, std::span<const NDArray> in,
     if constexpr (std::is_same_v<F, Power> && !reversed) {
       if (power_fast(x, o, n, to_double(s))) return;
     }
-    for (int64_t i = 0; i < n; ++i) o[i] = reversed ? apply2<F>(s, x[i]) : apply2<F>(x[i], s);
+    scalar_map<F, reversed>(x, o, n, s);
   });
 }
 
