@@ -73,6 +73,8 @@ void register_random_ops(Registry& r);
 void register_math_ops(Registry& r);
 void register_nn_ops(Registry& r);
 void register_cpu_kernels();
+// After every operator: each operator's gradient rule (ops/gradient.h), in ops/gradient_rules.cc.
+void register_gradient_rules();
 
 // Context attribute "cpu(0)" style (absent: cpu(0)).
 Context parse_ctx(const Params& p);
