@@ -65,8 +65,8 @@ class EagerBuilder final : public GradientBuilder {
 
  private:
   GradValue at(int i, int count, int base, const char* what) const {
-    NANOMX_CHECK(i >= 0 && i < count) << op_.name << ": gradient rule asked for " << what << " "
-                                      << i << " of " << count;
+    NANOMX_CHECK(i >= 0 && i < count)
+        << op_.name << ": gradient rule asked for " << what << " " << i << " of " << count;
     return {base + i};
   }
   const Op& op_;

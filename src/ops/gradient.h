@@ -2,7 +2,7 @@
 // an abstract builder so that the symbolic executor (which adds graph nodes) and autograd (which
 // runs operators at once on arrays) share every rule. A rule sees the forward call (attributes,
 // inputs, outputs) and the gradient flowing into each output, adds operator calls, and returns
-// one gradient per forward input. docs/symbolic.md#gradients describes the rules.
+// one gradient per forward input. docs/symbolic.md describes the rules.
 #pragma once
 
 #include <cstdint>

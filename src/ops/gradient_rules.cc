@@ -1,5 +1,5 @@
 // Every operator's gradient rule (ops/gradient.h), in one place so that the rules read as the
-// table of derivatives they are. docs/symbolic.md#gradients lists them.
+// table of derivatives they are. docs/symbolic.md lists them.
 #include <string>
 #include <vector>
 
