@@ -107,6 +107,14 @@ void export_bound(const Executor& e, uint32_t* num_in_args, NDArrayHandle** in_a
   *aux_states = buf_aux.data();
 }
 
+GradReq simple_bind_req(const char* text) {
+  const std::string t = text ? text : "";
+  NANOMX_CHECK(t == "null" || t == "write" || t == "add")
+      << "grad_req=" << t
+      << " is not a valid input in simple_bind; only 'null', 'write', and 'add' are supported";
+  return nanomx::symbol::parse_grad_req(t);
+}
+
 }  // namespace
 
 int MXExecutorBindEX(SymbolHandle symbol_handle, int dev_type, int dev_id, uint32_t num_map_keys,
@@ -175,19 +183,19 @@ int MXExecutorSimpleBindEx(
   std::vector<GradReq> reqs(names.size(), GradReq::kNull);
   if (provided_grad_req_types != nullptr) {
     if (provided_grad_req_list_len == 0) {
-      reqs.assign(names.size(), nanomx::symbol::parse_grad_req(provided_grad_req_types[0]));
+      reqs.assign(names.size(), simple_bind_req(provided_grad_req_types[0]));
     } else if (provided_grad_req_names == nullptr) {
       NANOMX_CHECK(provided_grad_req_list_len == names.size())
           << fn << ": " << provided_grad_req_list_len << " grad_req values given for "
           << names.size() << " arguments";
       for (size_t i = 0; i < names.size(); ++i)
-        reqs[i] = nanomx::symbol::parse_grad_req(provided_grad_req_types[i]);
+        reqs[i] = simple_bind_req(provided_grad_req_types[i]);
     } else {
       for (uint32_t k = 0; k < provided_grad_req_list_len; ++k) {
         bool found = false;
         for (size_t i = 0; i < names.size(); ++i) {
           if (names[i] == provided_grad_req_names[k]) {
-            reqs[i] = nanomx::symbol::parse_grad_req(provided_grad_req_types[k]);
+            reqs[i] = simple_bind_req(provided_grad_req_types[k]);
             found = true;
           }
         }

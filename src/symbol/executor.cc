@@ -433,13 +433,8 @@ std::unique_ptr<Executor> Executor::simple_bind(
     const std::map<std::string, DType>& types, std::vector<GradReq> reqs,
     const ExecutorOptions& options) {
   const std::vector<std::string> names = symbol.list_arguments();
-  auto fail = [&](const std::string& why) {
-    std::ostringstream msg;
-    msg << "simple_bind error. Arguments:\n";
-    for (const auto& [k, v] : shapes) msg << k << ": " << v << "\n";
-    msg << why;
-    NANOMX_THROW() << msg.str();
-  };
+  // Python's simple_bind adds MXNet's "simple_bind error. Arguments:" listing.
+  auto fail = [&](const std::string& why) { NANOMX_THROW() << why; };
   ShapeResult sr;
   try {
     sr = infer_shape(symbol, shapes);

@@ -50,7 +50,7 @@ class Executor {
 
   // MXNet's simple_bind: shapes (and dtypes) of some arguments, everything else inferred;
   // zero-filled arguments, gradients (req not null) and aux states on ctx. `reqs`: one per
-  // argument. Errors start "simple_bind error. Arguments:" and list the given shapes.
+  // argument. Shapes that cannot be inferred are an error naming the arguments.
   static std::unique_ptr<Executor> simple_bind(
       const Symbol& symbol, Context ctx, const std::map<std::string, ops::PartialShape>& shapes,
       const std::map<std::string, DType>& types, std::vector<GradReq> reqs,

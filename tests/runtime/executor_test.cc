@@ -248,7 +248,8 @@ TEST(Executor, SimpleBindZeroFillsAndInfers) {
     Executor::simple_bind(d, Context::cpu(0), {{"A", Shape{2, 3}}}, {}, {});
     FAIL() << "expected an error";
   } catch (const Error& err) {
-    EXPECT_EQ(std::string(err.what()).rfind("simple_bind error. Arguments:\nA: (2,3)\n", 0), 0u)
+    EXPECT_NE(std::string(err.what()).find("cannot infer the shapes of arguments: B"),
+              std::string::npos)
         << err.what();
   }
 }
