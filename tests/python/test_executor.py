@@ -362,3 +362,36 @@ def test_only_profile_symbolic_records_executor_nodes_not_imperative_calls(profi
     assert "dot" in names and "_backward_dot" in names
     assert "_identity_with_attr_like_rhs" in names
     assert not names & {"_copyto", "_random_uniform", "_zeros", "_full"}, names
+
+
+def test_same_gradient_for_two_arguments_gets_copies():
+    a, b = _sym("a"), _sym("b")
+    exe = (a + b).simple_bind(mx.cpu(), a=(3,), b=(3,))
+    exe.forward(is_train=True)
+    exe.backward(mx.nd.array([1, 2, 3]))
+    np.testing.assert_allclose(exe.grad_dict["a"].asnumpy(), [1, 2, 3])
+    np.testing.assert_allclose(exe.grad_dict["b"].asnumpy(), [1, 2, 3])
+    assert "_copy" in exe.debug_str()
+
+
+def test_many_gradient_terms_are_summed_by_a_chain():
+    a = _sym("a")
+    y = mx.sym.add_n(*[a * k for k in range(1, 10)])
+    exe = y.simple_bind(mx.cpu(), a=(2,))
+    exe.forward(is_train=True)
+    exe.backward(mx.nd.ones((2,)))
+    np.testing.assert_allclose(exe.grad_dict["a"].asnumpy(), [45, 45])
+    text = exe.debug_str()
+    assert "Name=sum_grad_8\n" in text and "Name=sum_grad\n" not in text
+    exe = mx.sym.add_n(*[a * k for k in range(1, 4)]).simple_bind(mx.cpu(), a=(2,))
+    assert "Op:add_n, Name=sum_grad\n" in exe.debug_str()
+
+
+def test_shared_buffer_receives_the_new_arrays():
+    buf = {}
+    exe = _mlp().simple_bind(mx.cpu(), shared_arg_names=["fc1_weight"], shared_buffer=buf,
+                             data=(4, 6))
+    assert "data" in buf and "fc1_weight" not in buf
+    assert buf["data"] is exe.arg_dict["data"]
+    with pytest.raises(ValueError, match="shared_exec is not supported"):
+        _mlp().simple_bind(mx.cpu(), shared_exec=exe, data=(4, 6))
