@@ -177,6 +177,11 @@ void softmax_output_backward(const ParsedParams& pp, std::span<const NDArray> in
     if (scale != 1) {
       for (int64_t i = 0; i < size; ++i) g[i] = from_double<T>(to_double(g[i]) * scale);
     }
+    // MXNet's quirk: out_grad=True multiplies by the operator's output (its backward never
+    // receives the head gradient).
+    if (p.out_grad) {
+      for (int64_t i = 0; i < size; ++i) g[i] = from_double<T>(to_double(g[i]) * to_double(o[i]));
+    }
   });
 }
 
