@@ -417,8 +417,12 @@ void Executor::backward(std::span<const NDArray> head_grads, bool is_train) {
     NANOMX_CHECK(from.shape() == head_grads_[i].shape())
         << "backward: head gradient " << i << " has shape " << from.shape() << ", output " << i
         << " has " << head_grads_[i].shape();
-    if (from.data() == head_grads_[i].data() && from.same_storage(head_grads_[i])) continue;
-    head_grads_[i].copy_from(from);
+    if (from.dtype() == head_grads_[i].dtype()) {
+      head_grads_[i].copy_from(from);
+    } else {  // MXNet's CopyFromTo converts
+      const NDArray dest[] = {head_grads_[i]};
+      ops::invoke(ops::get_op("_copyto"), {&from, 1}, {}, dest);
+    }
   }
   push_steps(num_forward_steps_, steps_.size());
 }

@@ -129,6 +129,9 @@ def test_loss_outputs_need_no_head_gradient_others_do():
                                             "head_gradient is required when calling backward"):
         exe.backward()
     exe.backward([mx.nd.ones((2, 2))])
+    exe.arg_dict["A"][:] = np.array([[1, 2], [3, 4]])
+    exe.backward([mx.nd.ones((2, 2), dtype=np.float64)])  # converted, as MXNet's copy
+    np.testing.assert_allclose(exe.grad_dict["B"].asnumpy(), [[4, 4], [6, 6]])
     exe.backward({"dot0_output": mx.nd.ones((2, 2))} if False else mx.nd.ones((2, 2)))
     with pytest.raises(TypeError, match="inputs must be NDArray"):
         exe.backward([np.ones((2, 2))])
