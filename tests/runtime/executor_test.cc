@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "c_api/c_api_objects.h"
 #include "nanomx/c_api.h"
 #include "nanomx/ops.h"
 #include "ops/gradient.h"
@@ -504,6 +505,63 @@ TEST(ExecutorCApi, SimpleBindForwardOutputsPrintFree) {
   MXSymbolFree(a);
   MXSymbolFree(b);
   MXSymbolFree(d);
+}
+
+TEST(ExecutorCApi, BindBackwardReshape) {
+  SymbolHandle x = nullptr, y = nullptr;
+  ASSERT_EQ(MXSymbolCreateVariable("x", &x), 0);
+  OpHandle mul = nullptr;
+  ASSERT_EQ(NNGetOpHandle("_mul_scalar", &mul), 0);
+  const char* keys[] = {"scalar"};
+  const char* vals[] = {"3"};
+  ASSERT_EQ(MXSymbolCreateAtomicSymbol(mul, 1, keys, vals, &y), 0);
+  ASSERT_EQ(MXSymbolCompose(y, "m", 1, nullptr, &x), 0);
+  NDArray xs = array({4}, {1, 2, 3, 4}), gx = array({4}, {0, 0, 0, 0});
+  NDArray head = array({4}, {1, 1, 2, 2});
+  NDArrayHandle hx = c_api::ndarray_to_handle(xs), hg = c_api::ndarray_to_handle(gx);
+  NDArrayHandle hh = c_api::ndarray_to_handle(head);
+  uint32_t req = 1;
+  ExecutorHandle exec = nullptr;
+  ASSERT_EQ(MXExecutorBindEX(y, 1, 0, 0, nullptr, nullptr, nullptr, 1, &hx, &hg, &req, 0, nullptr,
+                             nullptr, &exec),
+            0)
+      << MXGetLastError();
+  ASSERT_EQ(MXExecutorForward(exec, 1), 0);
+  ASSERT_EQ(MXExecutorBackwardEx(exec, 1, &hh, 1), 0) << MXGetLastError();
+  EXPECT_EQ(values(gx), (std::vector<double>{3, 3, 6, 6}));
+  uint32_t bad_req = 7;
+  ExecutorHandle bad = nullptr;
+  EXPECT_NE(MXExecutorBindEX(y, 1, 0, 0, nullptr, nullptr, nullptr, 1, &hx, &hg, &bad_req, 0,
+                             nullptr, nullptr, &bad),
+            0);
+  EXPECT_NE(std::string(MXGetLastError()).find("grad_req code 7"), std::string::npos);
+  // Reshape to a smaller x: a view of the old storage.
+  const char* names[] = {"x"};
+  const int data[] = {2};
+  const uint32_t idx[] = {0, 1};
+  uint32_t n_args = 0, n_aux = 0;
+  NDArrayHandle *args = nullptr, *grads = nullptr, *aux = nullptr;
+  ExecutorHandle small = nullptr;
+  ASSERT_EQ(MXExecutorReshapeEx(0, 0, 1, 0, 0, nullptr, nullptr, nullptr, 1, names, data, idx,
+                                &n_args, &args, &grads, &n_aux, &aux, exec, &small),
+            0)
+      << MXGetLastError();
+  ASSERT_EQ(n_args, 1u);
+  NDArrayHandle small_x = args[0], small_g = grads[0];
+  ASSERT_EQ(MXExecutorForward(small, 0), 0);
+  uint32_t n_out = 0;
+  NDArrayHandle* outs = nullptr;
+  ASSERT_EQ(MXExecutorOutputs(small, &n_out, &outs), 0);
+  float result[2] = {0, 0};
+  ASSERT_EQ(MXNDArraySyncCopyToCPU(outs[0], result, 2), 0) << MXGetLastError();
+  EXPECT_EQ(result[0], 3.0f);
+  EXPECT_EQ(result[1], 6.0f);
+  MXNDArrayFree(outs[0]);
+  EXPECT_EQ(MXExecutorFree(small), 0);
+  EXPECT_EQ(MXExecutorFree(exec), 0);
+  for (NDArrayHandle h : {hx, hg, hh, small_x, small_g}) MXNDArrayFree(h);
+  MXSymbolFree(x);
+  MXSymbolFree(y);
 }
 
 }  // namespace
