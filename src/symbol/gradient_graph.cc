@@ -64,12 +64,14 @@ NodeEntry aggregate(std::vector<NodeEntry> terms) {
 // gradients, then whatever the rule adds).
 class GraphBuilder final : public ops::GradientBuilder {
  public:
-  GraphBuilder(std::shared_ptr<Node> fwd, std::vector<NodeEntry> out_grads)
+  // `inputs`: the forward node's inputs as the backward nodes read them.
+  GraphBuilder(std::shared_ptr<Node> fwd, std::vector<NodeEntry> inputs,
+               std::vector<NodeEntry> out_grads)
       : fwd_(std::move(fwd)), out_grads_(std::move(out_grads)) {
     for (const auto& [k, v] : fwd_->attrs) {
       if (!hidden_key(k)) attrs_.emplace_back(k, v);
     }
-    for (const NodeEntry& e : fwd_->inputs) values_.push_back(e);
+    for (NodeEntry& e : inputs) values_.push_back(std::move(e));
     for (uint32_t i = 0; i < fwd_->num_outputs(); ++i) values_.push_back({fwd_, i, 0});
     grad_base_ = values_.size();
     for (size_t i = 0; i < out_grads_.size(); ++i) values_.emplace_back();  // made on demand
@@ -219,7 +221,13 @@ GradientGraph build_gradient_graph(const Symbol& forward, const std::vector<Node
     NANOMX_CHECK(rule != nullptr) << "Operator " << n->op->name
                                   << " is non-differentiable because it didn't register "
                                      "FGradient attribute.";
-    GraphBuilder b(mapped.at(n), std::move(out_grads));
+    // Backward nodes read the mirrors of mirrored inputs, for every node (nnvm rewires only the
+    // mirrors' own inputs): then no backward node reads a mirrored node's forward output, whose
+    // buffer is free as soon as its forward consumers ran, which is the point of mirroring.
+    std::vector<NodeEntry> inputs;
+    for (const NodeEntry& e : n->inputs)
+      inputs.push_back({mapped.at(e.node.get()), e.index, e.version});
+    GraphBuilder b(mapped.at(n), std::move(inputs), std::move(out_grads));
     const std::vector<ops::GradValue> in_grads = (*rule)(b);
     NANOMX_CHECK(in_grads.size() == n->inputs.size())
         << n->op->name << ": gradient rule returned " << in_grads.size() << " gradients for "

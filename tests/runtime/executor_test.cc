@@ -177,6 +177,20 @@ TEST(GradientGraph, MirrorCopiesChosenNodes) {
   EXPECT_EQ(a_back.control_deps[0]->name, "a_mirror");
 }
 
+TEST(GradientGraph, BackwardNodesReadMirrorsOfMirroredInputs) {
+  Symbol x = Symbol::variable("x");
+  Symbol a = op("Activation", {x}, {{"act_type", "tanh"}}, "a");
+  Symbol b = op("elemwise_mul", {a, a}, {}, "b");
+  const GradientGraph g =
+      build_gradient_graph(b, {x.outputs[0]}, [](const Node& n) { return n.name == "a"; });
+  Symbol all;
+  all.outputs = g.grads;
+  for (Node* n : all.topo_order()) {
+    if (n->name != "b_backward") continue;
+    for (const NodeEntry& e : n->inputs) EXPECT_NE(e.node->name, "a") << "reads a's output";
+  }
+}
+
 TEST(GradientGraph, DefaultMirrorFollowsMXNetRules) {
   Symbol x = Symbol::variable("x");
   Symbol a = op("_mul_scalar", {x}, {{"scalar", "2"}}, "a");
