@@ -584,6 +584,20 @@ void register_backward_ops(Registry& r) {
              },
          .backward = {.differentiable = false}});
 
+  // (dy, x) -> dy where a_min <= x <= a_max, else 0.
+  add_float(r, with_attrs_of(fwd_op("clip"),
+                             {.name = "_backward_clip",
+                              .inputs = {"out_grad", "data"},
+                              .infer_shape =
+                                  [](const ParsedParams&, std::span<PartialShape> in,
+                                     std::span<PartialShape> out) {
+                                    PartialShape* slots[] = {&in[0], &in[1], &out[0]};
+                                    const std::string names[] = {"out_grad", "data", "data_grad"};
+                                    merge_all("_backward_clip", slots, names);
+                                  },
+                              .inplace = {{0, 0}, {1, 0}},
+                              .backward = {.differentiable = false}}));
+
   register_unary_backward(r);
   register_binary_backward(r);
 }
