@@ -239,12 +239,15 @@ Op with_attrs_of(const Op& fwd, Op op) {
 void register_unary_backward(Registry& r) {
   for (const UnaryGrad& u : unary_grads()) {
     const std::string name = u.backward;
+    const bool from_output = u.from_output;
     Op op{.name = name,
           .inputs = {"out_grad", u.from_output ? "output" : "data"},
           .infer_shape =
-              [name](const ParsedParams&, std::span<PartialShape> in, std::span<PartialShape> out) {
+              [name, from_output](const ParsedParams&, std::span<PartialShape> in,
+                                  std::span<PartialShape> out) {
                 PartialShape* slots[] = {&in[0], &in[1], &out[0]};
-                const std::string names[] = {"out_grad", "data", "output"};
+                const std::string names[] = {"out_grad", from_output ? "output" : "data",
+                                             "data_grad"};
                 merge_all(name, slots, names);
               },
           .inplace = {{0, 0}, {1, 0}},
