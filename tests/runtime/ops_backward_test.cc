@@ -463,6 +463,10 @@ TEST(BackwardOps, GraphHelperOperators) {
   std::vector<NDArray> outs = {out};
   invoke(get_op("_zeros_without_dtype"), std::vector<NDArray>{}, {{"shape", "(3,)"}}, outs);
   EXPECT_EQ(out.to_vector<double>(), std::vector<double>(3, 0));
+  // MXNet writes an unset dtype as -1.
+  invoke(get_op("_zeros_without_dtype"), std::vector<NDArray>{},
+         {{"shape", "(3,)"}, {"dtype", "-1"}}, outs);
+  EXPECT_EQ(out.dtype(), DType::kFloat64);
   // Cast's gradient takes the input's dtype.
   const Attrs cast = {{"dtype", "float64"}};
   std::vector<NDArray> in = {a};
