@@ -14,6 +14,7 @@ torch is Debian's python3-torch (install it for this benchmark only); without it
 say "n/a".
 """
 import argparse
+import json
 import os
 import sys
 import tempfile
@@ -222,6 +223,66 @@ def torch_profiled(loop, end_to_end):
     return run
 
 
+def trace_export_rows(ops):
+    """Trace bytes per op and export speed, and the aggregate table's time, for `ops` 10-element
+    adds profiled by nanomx (operator events, written by dump) and by torch.profiler
+    (export_chrome_trace, key_averages().table()). Returns [(what, unit, nanomx, torch)]."""
+    import json as json_module
+    rows = []
+    tmp = tempfile.mkdtemp(prefix="nanomx_bench_")
+    path = os.path.join(tmp, "nanomx.json")
+    a = mx.nd.ones((10,))
+    b = mx.nd.ones((10,))
+    mx.profiler.set_config(profile_imperative=True, profile_symbolic=False, profile_api=False,
+                           profile_memory=False, aggregate_stats=True, filename=path)
+    mx.profiler.set_state("run")
+    for _ in range(ops):
+        a + b
+    mx.nd.waitall()
+    mx.profiler.set_state("stop")
+    start = time.perf_counter()
+    mx.profiler.dump(True)
+    n_dump = time.perf_counter() - start
+    n_bytes = os.path.getsize(path)
+    with open(path) as f:
+        n_events = sum(1 for e in json_module.load(f)["traceEvents"]
+                       if e.get("name") == "broadcast_add" and e.get("ph") in ("B", "X"))
+    start = time.perf_counter()
+    mx.profiler.dumps(reset=True)
+    n_table = time.perf_counter() - start
+    t_bytes = t_export = t_table = t_events = None
+    if torch is not None:
+        x = torch.ones(10)
+        y = torch.ones(10)
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+            for _ in range(ops):
+                x + y
+        tpath = os.path.join(tmp, "torch.json")
+        start = time.perf_counter()
+        prof.export_chrome_trace(tpath)
+        t_export = time.perf_counter() - start
+        t_bytes = os.path.getsize(tpath)
+        with open(tpath) as f:
+            loaded = json_module.load(f)
+        # torch writes {"traceEvents": [...]} with Kineto and a bare list without it.
+        listed = loaded["traceEvents"] if isinstance(loaded, dict) else loaded
+        t_events = sum(1 for e in listed if e.get("name") == "aten::add")
+        start = time.perf_counter()
+        prof.key_averages().table()
+        t_table = time.perf_counter() - start
+    rows.append(("trace bytes per operator (%d 10-element adds; nanomx B/E pair with shapes, "
+                 "torch X event)" % ops, "B", n_bytes / max(n_events, 1),
+                 t_bytes / max(t_events, 1) if t_bytes else None))
+    rows.append(("trace writing speed, the same file", "MB/s", n_bytes / n_dump / 1e6,
+                 t_bytes / t_export / 1e6 if t_bytes else None))
+    rows.append(("aggregate table of the same ops (`dumps()` vs `key_averages().table()`)", "ms",
+                 n_table * 1e3, t_table * 1e3 if t_table is not None else None))
+    for name in os.listdir(tmp):
+        os.unlink(os.path.join(tmp, name))
+    os.rmdir(tmp)
+    return rows
+
+
 def fmt_us(seconds):
     if seconds is None:
         return "n/a"
@@ -232,6 +293,7 @@ def fmt_us(seconds):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer calls (a smoke run)")
+    parser.add_argument("--json", help="also write the rows to this file (bench/run_benchmarks.py)")
     args = parser.parse_args()
     scale = 0.1 if args.quick else 1.0
     repeats = 3 if args.quick else 7
@@ -276,6 +338,38 @@ def main():
             torch_added = None
         added.append((label, ops, every, torch_added))
 
+    exports = trace_export_rows(int(10000 * scale))
+
+    if args.json:
+        area = "Python beside numpy and torch"
+        out = []
+        for name, n, p, t in rows:
+            out.append({"area": area, "what": name + " (µs)", "unit": "µs", "nanomx": n * 1e6,
+                        "reference": t * 1e6 if t else None, "reference_kind": "peer",
+                        "reference_label": "torch", "better": "lower",
+                        "target": "≤ 0.5× torch" if "add" in name else ""})
+        for label, ops, every, torch_added in added:
+            out.append({"area": "Profiler from Python",
+                        "what": "operator profiling added per op, " + label, "unit": "µs",
+                        "nanomx": ops * 1e6,
+                        "reference": torch_added * 1e6 if torch_added else None,
+                        "reference_kind": "peer", "reference_label": "torch.profiler",
+                        "better": "lower", "target": "≤ 0.25× torch.profiler"})
+        for what, unit, n, t in exports:
+            out.append({"area": "Profiler from Python", "what": what, "unit": unit, "nanomx": n,
+                        "reference": t, "reference_kind": "peer",
+                        "reference_label": "torch.profiler",
+                        "better": "higher" if unit == "MB/s" else "lower", "target": ""})
+        for name, moved, n, p, t in bandwidth:
+            faster = min(x for x in (p, t) if x is not None)
+            out.append({"area": "Bandwidth from Python (%d float32 elements)" % BANDWIDTH_ELEMENTS,
+                        "what": name, "unit": "GB/s", "nanomx": moved / n / 1e9,
+                        "reference": moved / faster / 1e9, "reference_kind": "peer",
+                        "reference_label": "faster of numpy and torch", "better": "higher",
+                        "target": ""})
+        with open(args.json, "w") as f:
+            json.dump({"rows": out}, f)
+
     print("| what (best of %d runs; profiling rows: median of %d interleaved pairs) | nanomx | "
           "numpy | torch %s | nanomx / torch |"
           % (repeats, repeats * 3, torch.__version__ if torch else "(absent)"))
@@ -304,6 +398,13 @@ def main():
         faster = min(x for x in (p, t) if x is not None)
         print("| %s | %s | %s | %s | %.2f× |" % (name, cell(n, moved), cell(p, moved),
                                               cell(t, moved), faster / n))
+    print()
+    print("| trace and table (10-element adds) | nanomx | torch.profiler | nanomx / torch |")
+    print("|---|---|---|---|")
+    for what, unit, n, t in exports:
+        print("| %s | %.3g %s | %s | %s |" % (what, n, unit, "n/a" if t is None else
+                                          "%.3g %s" % (t, unit),
+                                          "n/a" if not t else "%.3g×" % (n / t)))
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ Each figure is the best of several repetitions (a shared 2-core VM is noisy).
 """
 import argparse
 import ctypes
+import json
 import ctypes.util
 import os
 import sys
@@ -169,6 +170,7 @@ def fmt(v, scale, unit):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="small sizes (a smoke run)")
+    parser.add_argument("--json", help="also write the rows to this file (bench/run_benchmarks.py)")
     args = parser.parse_args()
     n = 1024 if args.quick else 4096
     repeats = 2 if args.quick else 5
@@ -193,6 +195,24 @@ def main():
     print("| executor overhead per node, 100-node chain of 10-element `+1` vs torch eager | %s | %s"
           " | %s |" % (fmt(c_nano, 1e6, "µs"), fmt(c_torch, 1e6, "µs"),
                        "n/a" if c_torch is None else "%.2f× torch's time" % (c_nano / c_torch)))
+    if args.json:
+        area = "Symbolic executor"
+        rows = [
+            {"area": area, "what": "%d² `dot` through simple_bind + forward" % n,
+             "unit": "GFLOP/s", "nanomx": flops / t_exec / 1e9,
+             "reference": flops / t_blas / 1e9 if t_blas else None, "reference_kind": "floor",
+             "reference_label": "direct `cblas_sgemm`", "better": "higher", "target": "≥ 0.95×"},
+            {"area": area, "what": "executor example MLP, forward + backward + update",
+             "unit": "ms", "nanomx": m_nano * 1e3,
+             "reference": m_torch * 1e3 if m_torch else None, "reference_kind": "peer",
+             "reference_label": "torch", "better": "lower", "target": "≤ 1.0× torch"},
+            {"area": area, "what": "executor overhead per node (100-node chain, 10 elements)",
+             "unit": "µs", "nanomx": c_nano * 1e6,
+             "reference": c_torch * 1e6 if c_torch else None, "reference_kind": "peer",
+             "reference_label": "torch eager", "better": "lower", "target": "≤ 1 µs"},
+        ]
+        with open(args.json, "w") as f:
+            json.dump({"rows": rows}, f)
 
 
 if __name__ == "__main__":

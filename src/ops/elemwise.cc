@@ -234,11 +234,20 @@ void register_elemwise_ops(Registry& r) {
              },
          .inplace = {{0, 0}},
          .backward = {.inputs = {}}});
-  // Zeros whose dtype, when not given, comes from the graph (the output slot) rather than a
-  // float32 default: a gradient graph's "no gradient at all" entry.
+  // Zeros whose dtype, when not given (or MXNet's -1), comes from the graph (the output slot)
+  // rather than a float32 default: a gradient graph's "no gradient at all" entry.
   register_fill(
       r, "_zeros_without_dtype", {"shape", "dtype", "ctx"},
-      +[](const Params& p) { return parse_fill(p, 0.0); }, true);
+      +[](const Params& p) {
+        if (p.has("dtype") && p.get_string("dtype") == "-1") {
+          FillParams f;
+          if (p.has("shape")) f.shape = p.get_shape("shape");
+          f.ctx = parse_ctx(p);
+          return f;
+        }
+        return parse_fill(p, 0.0);
+      },
+      true);
   // add_n(*args, num_args): the elementwise sum of any number of arrays of one shape and dtype.
   register_same_shape(r,
                       {.name = "add_n",
