@@ -93,7 +93,13 @@ Executor::Executor(const Symbol& symbol, Context ctx, std::vector<NDArray> args,
       aux_(std::move(aux)),
       reqs_(std::move(reqs)),
       options_(options) {
-  build(options);
+  try {
+    build(options);
+  } catch (...) {
+    // Nothing was pushed yet: the block variables are all there is to release.
+    for (engine::VarHandle v : block_vars_) engine::Engine::get().delete_variable({}, ctx_, v);
+    throw;
+  }
 }
 
 Executor::~Executor() {
@@ -233,7 +239,7 @@ void Executor::build(const ExecutorOptions& options) {
       bound[first] = a;
       continue;
     }
-    const size_t n_in = n->inputs.size(), n_out = n->num_outputs();
+    const size_t n_out = n->num_outputs();
     std::vector<ops::PartialShape> in_s, out_s(n_out);
     std::vector<ops::PartialDType> in_t, out_t(n_out);
     for (const NodeEntry& e : n->inputs) {
@@ -253,7 +259,6 @@ void Executor::build(const ExecutorOptions& options) {
       shapes[first + j] = out_s[j].shape();
       types[first + j] = *out_t[j];
     }
-    (void)n_in;
   }
 
   // Gradient outputs with req write go straight into the user's arrays.

@@ -85,9 +85,8 @@ class Executor {
   size_t num_forward_nodes() const { return num_forward_steps_; }
   size_t num_backward_nodes() const { return steps_.size() - num_forward_steps_; }
 
-  struct Step;  // one prepared engine operation
-
  private:
+  struct Step;  // one prepared engine operation (executor.cc)
   void build(const ExecutorOptions& options);
   void push_steps(size_t begin, size_t end);
 
