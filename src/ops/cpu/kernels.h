@@ -25,6 +25,7 @@ void register_index_kernels();
 void register_random_kernels();
 void register_math_kernels();
 void register_nn_kernels();
+void register_optimizer_kernels();
 
 // Element strides of an input of shape `in` (right-aligned) over the broadcast output shape
 // `out`; 0 on the axes it is broadcast along.
