@@ -66,5 +66,7 @@ NANOMX_API int MXProfileSetMarker(ProfileHandle domain, const char* instant_mark
 #include "nanomx/c_api_ndarray.h"
 /* Symbolic graphs. */
 #include "nanomx/c_api_symbol.h"
+/* Executors: symbols bound to arrays. */
+#include "nanomx/c_api_executor.h"
 
 #endif /* NANOMX_C_API_H_ */

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "c_api/c_api_common.h"
+#include "c_api/c_api_objects.h"
 #include "c_api/handle_table.h"
 #include "nanomx/ndarray.h"
 #include "nanomx/ops.h"
@@ -118,6 +119,14 @@ thread_local std::vector<const char*> info_types;
 thread_local std::vector<const char*> info_descriptions;
 
 }  // namespace
+
+nanomx::NDArray& nanomx::c_api::ndarray_from_handle(NDArrayHandle handle, const char* function,
+                                                    const char* argument) {
+  return array_of(handle, function, argument);
+}
+NDArrayHandle nanomx::c_api::ndarray_to_handle(NDArray array) {
+  return new_handle(std::move(array));
+}
 
 int MXNDArrayCreateNone(NDArrayHandle* out) {
   NANOMX_API_BEGIN(MXNDArrayCreateNone);

@@ -73,6 +73,7 @@ Table& build_table() {
   register_math_ops(r);
   register_nn_ops(r);
   register_optimizer_ops(r);
+  register_backward_ops(r);
   register_gradient_rules();
   t.kernel_table = std::make_unique<std::atomic<const Kernel*>[]>(t.ops.size() * kDeviceSlots);
   for (size_t i = 0; i < t.ops.size() * kDeviceSlots; ++i) t.kernel_table[i] = nullptr;

@@ -75,6 +75,8 @@ void register_random_ops(Registry& r);
 void register_math_ops(Registry& r);
 void register_nn_ops(Registry& r);
 void register_optimizer_ops(Registry& r);  // ops/optimizer_ops.cc
+// The backward operators gradient rules add (ops/backward_ops.cc); after every forward one.
+void register_backward_ops(Registry& r);
 void register_cpu_kernels();
 // After every operator: each operator's gradient rule (ops/gradient.h), in ops/gradient_rules.cc.
 void register_gradient_rules();

@@ -18,6 +18,7 @@ void register_cpu_kernels() {
   cpu::register_math_kernels();
   cpu::register_nn_kernels();
   cpu::register_optimizer_kernels();
+  cpu::register_backward_kernels();
 }
 
 }  // namespace nanomx::ops
