@@ -86,13 +86,15 @@ Op update_op(const char* name, std::vector<std::string> inputs, std::vector<int>
 template <bool kMomentum>
 MultiSgdParams parse_multi_sgd(const Params& p) {
   MultiSgdParams m;
-  m.num_weights = static_cast<int>(p.get_int("num_weights", 1));
-  NANOMX_CHECK(m.num_weights >= 1)
-      << p.op() << ": num_weights must be at least 1, got " << m.num_weights;
   NANOMX_CHECK(p.has("lrs")) << p.op() << ": required attribute 'lrs' is missing";
   NANOMX_CHECK(p.has("wds")) << p.op() << ": required attribute 'wds' is missing";
   m.lrs = *p.get_floats("lrs");
   m.wds = *p.get_floats("wds");
+  // Without num_weights (MXNet's default is 1) the rates say how many: a symbol is made before
+  // its inputs are known, and the count is then filled in from them.
+  m.num_weights = static_cast<int>(p.get_int("num_weights", static_cast<int64_t>(m.lrs.size())));
+  NANOMX_CHECK(m.num_weights >= 1)
+      << p.op() << ": num_weights must be at least 1, got " << m.num_weights;
   NANOMX_CHECK(m.lrs.size() == static_cast<size_t>(m.num_weights) &&
                m.wds.size() == static_cast<size_t>(m.num_weights))
       << p.op() << ": 'lrs' has " << m.lrs.size() << " and 'wds' " << m.wds.size()

@@ -55,6 +55,18 @@ def test_multi_sgd_update_operator():
         mx.nd.multi_sgd_update(w0, g0, w1, lrs=(0.5,), wds=(0.0,), num_weights=1)
 
 
+def test_update_operators_as_symbols():
+    v = [mx.sym.Variable(n) for n in "abcd"]
+    multi = mx.sym.multi_sgd_update(*v, lrs=(0.1, 0.2), wds=(0, 0))
+    assert multi.list_attr()["num_weights"] == "2"
+    assert len(multi.list_outputs()) == 2
+    _, out_shapes, _ = multi.infer_shape(a=(2, 3), c=(4,))
+    assert out_shapes == [(2, 3), (4,)]
+    adam = mx.sym.adam_update(*v, lr=0.1)
+    assert adam.list_arguments() == ["a", "b", "c", "d"]
+    assert mx.sym.load_json(multi.tojson()).list_attr()["num_weights"] == "2"
+
+
 def test_update_operator_errors_name_the_operator():
     w, g = _arrays([1, 2], [1, 2, 3])
     with pytest.raises(mx.MXNetError, match="sgd_update"):
