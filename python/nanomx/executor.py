@@ -184,9 +184,10 @@ def _simple_bind(symbol, ctx, grad_req="write", type_dict=None, stype_dict=None,
         raise TypeError("Context type error")
     if group2ctx:
         raise ValueError("group2ctx is not supported by nanomx: one executor runs on one context")
-    if shared_arg_names or shared_exec is not None or shared_buffer:
-        raise ValueError("shared_arg_names, shared_exec and shared_buffer are not supported by "
-                         "nanomx")
+    if shared_exec is not None:
+        raise ValueError("shared_exec is not supported by nanomx: bind each executor on its own")
+    if shared_buffer is not None and not isinstance(shared_buffer, dict):
+        raise TypeError("shared_buffer must be a dict of str to NDArray")
     if stype_dict and any(v != "default" for v in stype_dict.values()):
         raise ValueError("only the default storage type is supported by nanomx")
     dtype_names, dtypes = [], []
@@ -230,6 +231,13 @@ def _simple_bind(symbol, ctx, grad_req="write", type_dict=None, stype_dict=None,
     executor.arg_arrays = _wrap_list(args)
     executor.grad_arrays = _wrap_list(grads)
     executor.aux_arrays = _wrap_list(aux)
+    if shared_buffer is not None:
+        # MXNet adds the arrays it allocates for non-shared arguments to the caller's dict (it
+        # would also reuse arrays from it; nanomx always allocates).
+        shared = set(shared_arg_names or ())
+        for name, arr in zip(symbol.list_arguments(), executor.arg_arrays):
+            if name not in shared and name not in shared_buffer:
+                shared_buffer[name] = arr
     return executor
 
 

@@ -73,9 +73,9 @@ std::span<const UnaryGrad> unary_grads() {
        [](double x, double s) { return -s / (x * x); }},
       {"_power_scalar", "_backward_power_scalar", false, true,
        [](double x, double s) { return s * std::pow(x, s - 1); }},
-      // d(s^x) = s^x ln s, from the output.
-      {"_rpower_scalar", "_backward_rpower_scalar", true, true,
-       [](double y, double s) { return y * std::log(s); }},
+      // d(s^x) = s^x ln s (from the input: the operator's declared needs).
+      {"_rpower_scalar", "_backward_rpower_scalar", false, true,
+       [](double x, double s) { return std::pow(s, x) * std::log(s); }},
       {"_maximum_scalar", "_backward_maximum_scalar", false, true,
        [](double x, double s) { return x >= s ? 1.0 : 0.0; }},
       {"_minimum_scalar", "_backward_minimum_scalar", false, true,
@@ -193,6 +193,35 @@ void check_out_grad(const Op& fwd, const ParsedParams& p, std::vector<PartialSha
   dy = merged;
 }
 
+// Every input and output of one floating-point dtype (float32/float64 only where `no_half`):
+// the gradient kernels' dtypes, refused at inference, before anything runs.
+InferTypeFn float_types(const std::string& op, bool no_half) {
+  return
+      [op, no_half](const ParsedParams&, std::span<PartialDType> in, std::span<PartialDType> out) {
+        PartialDType t;
+        for (const PartialDType& d : in) {
+          if (!d) continue;
+          if (!t) t = d;
+          NANOMX_CHECK(*t == *d) << op << ": inputs have dtypes " << dtype_name(*t) << " and "
+                                 << dtype_name(*d) << "; they must agree";
+        }
+        for (size_t j = 0; j < out.size() && !t; ++j) t = out[j];
+        if (!t) return;
+        NANOMX_CHECK(*t == DType::kFloat32 || *t == DType::kFloat64 ||
+                     (!no_half && *t == DType::kFloat16))
+            << op << ": gradients are computed for " << (no_half ? "" : "float16, ")
+            << "float32 and float64, got " << dtype_name(*t);
+        for (PartialDType& d : in) d = t;
+        for (PartialDType& d : out) d = t;
+      };
+}
+
+// Registers a backward op whose values all share one floating-point dtype.
+void add_float(Registry& r, Op op, bool no_half = false) {
+  op.infer_type = float_types(op.name, no_half);
+  r.add(std::move(op));
+}
+
 const Op& fwd_op(const char* name) {
   const Op* op = find_op(name);
   NANOMX_CHECK(op != nullptr) << "backward operators: forward operator '" << name
@@ -224,7 +253,7 @@ void register_unary_backward(Registry& r) {
       op.keys = {"scalar"};
       op.parse = parser(+[](const Params& p) { return ScalarParams{p.get_float("scalar")}; });
     }
-    r.add(std::move(op));
+    add_float(r, std::move(op));
   }
 }
 
@@ -234,52 +263,53 @@ void register_binary_backward(Registry& r) {
     const bool broadcast = g.broadcast;
     if (!g.needs_inputs) {
       // _backward_sub: (dy) -> (dy, -dy), equal shapes.
-      r.add({.name = name,
-             .inputs = {"out_grad"},
-             .infer_shape =
-                 [name](const ParsedParams&, std::span<PartialShape> in,
-                        std::span<PartialShape> out) {
-                   PartialShape* slots[] = {&in[0], &out[0], &out[1]};
-                   const std::string names[] = {"out_grad", "lhs_grad", "rhs_grad"};
-                   merge_all(name, slots, names);
-                 },
-             .num_outputs = [](const ParsedParams&) { return 2; },
-             .output_names =
-                 [](const ParsedParams&) {
-                   return std::vector<std::string>{"lhs_grad", "rhs_grad"};
-                 },
-             .inplace = {{0, 0}},
-             .backward = {.differentiable = false}});
+      add_float(r, {.name = name,
+                    .inputs = {"out_grad"},
+                    .infer_shape =
+                        [name](const ParsedParams&, std::span<PartialShape> in,
+                               std::span<PartialShape> out) {
+                          PartialShape* slots[] = {&in[0], &out[0], &out[1]};
+                          const std::string names[] = {"out_grad", "lhs_grad", "rhs_grad"};
+                          merge_all(name, slots, names);
+                        },
+                    .num_outputs = [](const ParsedParams&) { return 2; },
+                    .output_names =
+                        [](const ParsedParams&) {
+                          return std::vector<std::string>{"lhs_grad", "rhs_grad"};
+                        },
+                    .inplace = {{0, 0}},
+                    .backward = {.differentiable = false}});
       continue;
     }
-    r.add({.name = name,
-           .inputs = {"out_grad", "lhs", "rhs"},
-           .infer_shape =
-               [name, broadcast](const ParsedParams&, std::span<PartialShape> in,
-                                 std::span<PartialShape> out) {
-                 if (broadcast) {
-                   if (in[1].rank_known() && in[2].rank_known()) {
-                     const PartialShape b = broadcast_shapes(name, in[1], in[2]);
-                     PartialShape merged = in[0].rank_known() ? in[0] : b;
-                     NANOMX_CHECK(merge_shape(merged, b))
-                         << name << ": 'out_grad' has shape " << in[0] << ", but 'lhs' " << in[1]
-                         << " and 'rhs' " << in[2] << " broadcast to " << b;
-                     in[0] = merged;
-                   }
-                   out[0] = in[1];
-                   out[1] = in[2];
-                   return;
-                 }
-                 PartialShape* slots[] = {&in[0], &in[1], &in[2], &out[0], &out[1]};
-                 const std::string names[] = {"out_grad", "lhs", "rhs", "lhs_grad", "rhs_grad"};
-                 merge_all(name, slots, names);
-               },
-           .num_outputs = [](const ParsedParams&) { return 2; },
-           .output_names =
-               [](const ParsedParams&) {
-                 return std::vector<std::string>{"lhs_grad", "rhs_grad"};
-               },
-           .backward = {.differentiable = false}});
+    add_float(r,
+              {.name = name,
+               .inputs = {"out_grad", "lhs", "rhs"},
+               .infer_shape =
+                   [name, broadcast](const ParsedParams&, std::span<PartialShape> in,
+                                     std::span<PartialShape> out) {
+                     if (broadcast) {
+                       if (in[1].rank_known() && in[2].rank_known()) {
+                         const PartialShape b = broadcast_shapes(name, in[1], in[2]);
+                         PartialShape merged = in[0].rank_known() ? in[0] : b;
+                         NANOMX_CHECK(merge_shape(merged, b))
+                             << name << ": 'out_grad' has shape " << in[0] << ", but 'lhs' "
+                             << in[1] << " and 'rhs' " << in[2] << " broadcast to " << b;
+                         in[0] = merged;
+                       }
+                       out[0] = in[1];
+                       out[1] = in[2];
+                       return;
+                     }
+                     PartialShape* slots[] = {&in[0], &in[1], &in[2], &out[0], &out[1]};
+                     const std::string names[] = {"out_grad", "lhs", "rhs", "lhs_grad", "rhs_grad"};
+                     merge_all(name, slots, names);
+                   },
+               .num_outputs = [](const ParsedParams&) { return 2; },
+               .output_names =
+                   [](const ParsedParams&) {
+                     return std::vector<std::string>{"lhs_grad", "rhs_grad"};
+                   },
+               .backward = {.differentiable = false}});
   }
 }
 
@@ -288,62 +318,72 @@ void register_binary_backward(Registry& r) {
 void register_backward_ops(Registry& r) {
   const Op& fc = fwd_op("FullyConnected");
   // (dY, X, W) -> (dX, dW[, db]).
-  r.add(with_attrs_of(
-      fc,
-      {.name = "_backward_FullyConnected",
-       .inputs = {"out_grad", "data", "weight"},
-       .infer_shape =
-           [&fc](const ParsedParams& p, std::span<PartialShape> in, std::span<PartialShape> out) {
-             const auto& f = p.get<FullyConnectedParams>();
-             const std::string name = "_backward_FullyConnected";
-             std::vector<PartialShape> fwd_in = {in[1], in[2]};
-             if (!f.no_bias) fwd_in.emplace_back(Shape{f.num_hidden});
-             check_out_grad(fc, p, fwd_in, in[0], name);
-             if (in[1].known() && in[2].known()) {
-               // The forward inference also checks the weight against the data.
-               std::vector<PartialShape> o(1);
-               fc.infer_shape(p, fwd_in, o);
-             }
-             const std::vector<std::string> names = {"out_grad", "data", "weight"};
-             outputs_like(name, names, in, out, {1, 2});
-             if (!f.no_bias) out[2] = Shape{f.num_hidden};
-           },
-       .num_outputs =
-           [](const ParsedParams& p) { return p.get<FullyConnectedParams>().no_bias ? 2 : 3; },
-       .output_names =
-           [](const ParsedParams& p) {
-             std::vector<std::string> n = {"data_grad", "weight_grad"};
-             if (!p.get<FullyConnectedParams>().no_bias) n.emplace_back("bias_grad");
-             return n;
-           },
-       // dX is written last, after dW has read X.
-       .inplace = {{1, 0}},
-       .backward = {.differentiable = false}}));
+  add_float(r,
+            with_attrs_of(
+                fc, {.name = "_backward_FullyConnected",
+                     .inputs = {"out_grad", "data", "weight"},
+                     .infer_shape =
+                         [&fc](const ParsedParams& p, std::span<PartialShape> in,
+                               std::span<PartialShape> out) {
+                           const auto& f = p.get<FullyConnectedParams>();
+                           const std::string name = "_backward_FullyConnected";
+                           std::vector<PartialShape> fwd_in = {in[1], in[2]};
+                           if (!f.no_bias) fwd_in.emplace_back(Shape{f.num_hidden});
+                           check_out_grad(fc, p, fwd_in, in[0], name);
+                           if (in[1].known() && in[2].known()) {
+                             // The forward inference also checks the weight against the data.
+                             std::vector<PartialShape> o(1);
+                             fc.infer_shape(p, fwd_in, o);
+                           }
+                           const std::vector<std::string> names = {"out_grad", "data", "weight"};
+                           outputs_like(name, names, in, out, {1, 2});
+                           if (!f.no_bias) out[2] = Shape{f.num_hidden};
+                         },
+                     .num_outputs =
+                         [](const ParsedParams& p) {
+                           return p.get<FullyConnectedParams>().no_bias ? 2 : 3;
+                         },
+                     .output_names =
+                         [](const ParsedParams& p) {
+                           std::vector<std::string> n = {"data_grad", "weight_grad"};
+                           if (!p.get<FullyConnectedParams>().no_bias) n.emplace_back("bias_grad");
+                           return n;
+                         },
+                     // dX is written last, after dW has read X.
+                     .inplace = {{1, 0}},
+                     .backward = {.differentiable = false}}),
+            true);
 
   // relu: (dy, y); the others (dy, y, x).
-  r.add(with_attrs_of(
-      fwd_op("Activation"),
-      {.name = "_backward_Activation",
-       .inputs = {"out_grad", "output", "data"},
-       .infer_shape =
-           [](const ParsedParams&, std::span<PartialShape> in, std::span<PartialShape> out) {
-             std::vector<PartialShape*> slots;
-             for (PartialShape& s : in) slots.push_back(&s);
-             slots.push_back(&out[0]);
-             const std::string names[] = {"out_grad", "output", "data", "data_grad"};
-             std::vector<std::string> used(names, names + in.size());
-             used.push_back(names[3]);
-             merge_all("_backward_Activation", slots, used);
-           },
-       .input_names =
-           [](const ParsedParams& p) {
-             if (p.get<ActivationParams>().act == ActType::kRelu) {
-               return std::vector<std::string>{"out_grad", "output"};
-             }
-             return std::vector<std::string>{"out_grad", "output", "data"};
-           },
-       .inplace = {{0, 0}},
-       .backward = {.differentiable = false}}));
+  add_float(
+      r,
+      with_attrs_of(
+          fwd_op("Activation"),
+          {.name = "_backward_Activation",
+           .inputs = {"out_grad", "output", "data"},
+           .infer_shape =
+               [](const ParsedParams& p, std::span<PartialShape> in, std::span<PartialShape> out) {
+                 const size_t want = p.get<ActivationParams>().act == ActType::kRelu ? 2 : 3;
+                 NANOMX_CHECK(in.size() == want)
+                     << "_backward_Activation: expected " << want << " input(s), got " << in.size()
+                     << " (relu takes (out_grad, output), the others (out_grad, output, data))";
+                 std::vector<PartialShape*> slots;
+                 for (PartialShape& s : in) slots.push_back(&s);
+                 slots.push_back(&out[0]);
+                 const std::string names[] = {"out_grad", "output", "data", "data_grad"};
+                 std::vector<std::string> used(names, names + in.size());
+                 used.push_back(names[3]);
+                 merge_all("_backward_Activation", slots, used);
+               },
+           .input_names =
+               [](const ParsedParams& p) {
+                 if (p.get<ActivationParams>().act == ActType::kRelu) {
+                   return std::vector<std::string>{"out_grad", "output"};
+                 }
+                 return std::vector<std::string>{"out_grad", "output", "data"};
+               },
+           .inplace = {{0, 0}},
+           .backward = {.differentiable = false}}));
 
   const Op& softmax_output = fwd_op("SoftmaxOutput");
   // (output, label) -> (d_data, d_label); the incoming gradient is not an input (MXNet).
@@ -408,20 +448,21 @@ void register_backward_ops(Registry& r) {
     const Op& fwd = fwd_op(fwd_name);
     const std::string name = std::string("_backward_") + fwd_name;
     // (dC, A, B) -> (dA, dB).
-    r.add(with_attrs_of(fwd, {.name = name,
-                              .inputs = {"out_grad", "lhs", "rhs"},
-                              .infer_shape =
-                                  [&fwd, name](const ParsedParams& p, std::span<PartialShape> in,
-                                               std::span<PartialShape> out) {
-                                    check_out_grad(fwd, p, {in[1], in[2]}, in[0], name);
-                                    outputs_like(name, {"out_grad", "lhs", "rhs"}, in, out, {1, 2});
-                                  },
-                              .num_outputs = [](const ParsedParams&) { return 2; },
-                              .output_names =
-                                  [](const ParsedParams&) {
-                                    return std::vector<std::string>{"lhs_grad", "rhs_grad"};
-                                  },
-                              .backward = {.differentiable = false}}));
+    add_float(r, with_attrs_of(
+                     fwd, {.name = name,
+                           .inputs = {"out_grad", "lhs", "rhs"},
+                           .infer_shape =
+                               [&fwd, name](const ParsedParams& p, std::span<PartialShape> in,
+                                            std::span<PartialShape> out) {
+                                 check_out_grad(fwd, p, {in[1], in[2]}, in[0], name);
+                                 outputs_like(name, {"out_grad", "lhs", "rhs"}, in, out, {1, 2});
+                               },
+                           .num_outputs = [](const ParsedParams&) { return 2; },
+                           .output_names =
+                               [](const ParsedParams&) {
+                                 return std::vector<std::string>{"lhs_grad", "rhs_grad"};
+                               },
+                           .backward = {.differentiable = false}}));
   }
 
   for (const char* fwd_name : {"softmax", "log_softmax", "softmin"}) {
@@ -433,7 +474,12 @@ void register_backward_ops(Registry& r) {
         {.name = name,
          .inputs = {"out_grad", "data", "output"},
          .infer_shape =
-             [name](const ParsedParams&, std::span<PartialShape> in, std::span<PartialShape> out) {
+             [name](const ParsedParams& p, std::span<PartialShape> in,
+                    std::span<PartialShape> out) {
+               const size_t want = p.get<SoftmaxParams>().dtype ? 3 : 2;
+               NANOMX_CHECK(in.size() == want)
+                   << name << ": expected " << want << " input(s), got " << in.size()
+                   << " ((out_grad, output), or (out_grad, data, output) with a dtype)";
                std::vector<PartialShape*> slots;
                for (PartialShape& s : in) slots.push_back(&s);
                slots.push_back(&out[0]);
@@ -444,7 +490,12 @@ void register_backward_ops(Registry& r) {
                merge_all(name, slots, names);
              },
          .infer_type =
-             [](const ParsedParams&, std::span<PartialDType> in, std::span<PartialDType> out) {
+             [name](const ParsedParams&, std::span<PartialDType> in, std::span<PartialDType> out) {
+               for (const PartialDType& d : in) {
+                 NANOMX_CHECK(!d || is_float_dtype(*d))
+                     << name << ": gradients are computed for float16, float32 and float64, got "
+                     << dtype_name(*d);
+               }
                if (!out[0]) out[0] = in[1];
              },
          .input_names =
@@ -462,33 +513,35 @@ void register_backward_ops(Registry& r) {
     const Op& fwd = fwd_op(fwd_name);
     const std::string name = std::string("_backward_") + fwd_name;
     // (dy, data) -> d_data: dy spread over the reduced axes (divided by their size for mean).
-    r.add(with_attrs_of(fwd, {.name = name,
-                              .inputs = {"out_grad", "data"},
-                              .infer_shape =
-                                  [&fwd, name](const ParsedParams& p, std::span<PartialShape> in,
-                                               std::span<PartialShape> out) {
-                                    check_out_grad(fwd, p, {in[1]}, in[0], name);
-                                    outputs_like(name, {"out_grad", "data"}, in, out, {1});
-                                  },
-                              .backward = {.differentiable = false}}));
+    add_float(
+        r, with_attrs_of(fwd, {.name = name,
+                               .inputs = {"out_grad", "data"},
+                               .infer_shape =
+                                   [&fwd, name](const ParsedParams& p, std::span<PartialShape> in,
+                                                std::span<PartialShape> out) {
+                                     check_out_grad(fwd, p, {in[1]}, in[0], name);
+                                     outputs_like(name, {"out_grad", "data"}, in, out, {1});
+                                   },
+                               .backward = {.differentiable = false}}));
   }
 
   // (dy, data) -> dy summed over the axes data was broadcast along (broadcast_to's gradient;
   // data's dims are right-aligned to dy's).
-  r.add({.name = "_broadcast_backward",
-         .inputs = {"out_grad", "data"},
-         .keys = {"shape"},
-         .infer_shape =
-             [](const ParsedParams&, std::span<PartialShape> in, std::span<PartialShape> out) {
-               if (in[0].rank_known() && in[1].rank_known()) {
-                 const PartialShape b = broadcast_shapes("_broadcast_backward", in[0], in[1]);
-                 NANOMX_CHECK(b == in[0] || !b.known() || !in[0].known())
-                     << "_broadcast_backward: 'data' " << in[1]
-                     << " does not broadcast to 'out_grad' " << in[0];
-               }
-               outputs_like("_broadcast_backward", {"out_grad", "data"}, in, out, {1});
-             },
-         .backward = {.differentiable = false}});
+  add_float(r,
+            {.name = "_broadcast_backward",
+             .inputs = {"out_grad", "data"},
+             .keys = {"shape"},
+             .infer_shape =
+                 [](const ParsedParams&, std::span<PartialShape> in, std::span<PartialShape> out) {
+                   if (in[0].rank_known() && in[1].rank_known()) {
+                     const PartialShape b = broadcast_shapes("_broadcast_backward", in[0], in[1]);
+                     NANOMX_CHECK(b == in[0] || !b.known() || !in[0].known())
+                         << "_broadcast_backward: 'data' " << in[1]
+                         << " does not broadcast to 'out_grad' " << in[0];
+                   }
+                   outputs_like("_broadcast_backward", {"out_grad", "data"}, in, out, {1});
+                 },
+             .backward = {.differentiable = false}});
 
   r.add({.name = "_backward_copy",
          .inputs = {"out_grad"},

@@ -336,6 +336,9 @@ void Executor::build(const ExecutorOptions& options) {
     for (const NDArray& a : s.in) s.shapes.push_back(&a.shape());
     for (const NDArray& a : s.out) s.shapes.push_back(&a.shape());
     s.options.profile_mode = profiler::kSymbolic;
+    // The cost estimate that lets a small node run on the pushing thread (engine.h).
+    for (const NDArray& a : s.in) s.options.bytes_touched += a.nbytes();
+    for (const NDArray& a : s.out) s.options.bytes_touched += a.nbytes();
     s.options.input_shapes = std::span<const Shape* const>(s.shapes).first(s.in.size());
     s.options.output_shapes = std::span<const Shape* const>(s.shapes).subspan(s.in.size());
   };

@@ -394,6 +394,66 @@ TEST(Executor, NumericGradientOfRegisteredOperators) {
   }
 }
 
+// Arrays large enough that the nodes run on the engine's workers (not inline), a diamond whose
+// branches may run at once, and blocks reused without in place: every iteration's values must
+// come out right, which needs the per-block engine variables to order the reuse (run under TSan
+// with the concurrency tests).
+TEST(Executor, ReusedBlocksAreOrderedAcrossWorkers) {
+  Symbol x = Symbol::variable("x");
+  Symbol a = op("_mul_scalar", {x}, {{"scalar", "2"}}, "a");
+  Symbol b = op("_plus_scalar", {x}, {{"scalar", "1"}}, "b");
+  Symbol c = op("elemwise_mul", {a, b}, {}, "c");
+  Symbol d = op("_mul_scalar", {c}, {{"scalar", "3"}}, "d");
+  Symbol e = op("_plus_scalar", {d}, {{"scalar", "-1"}}, "e");
+  const int64_t n = 40000;  // 160 KB a node: past the engine's inline limit
+  ExecutorOptions o;
+  o.plan.inplace = false;
+  NDArray xs(Shape{n}, Context::cpu(0)), gx(Shape{n}, Context::cpu(0));
+  Executor exe(e, Context::cpu(0), {xs}, {gx}, {GradReq::kWrite}, {}, o);
+  NDArray head = array({n}, std::vector<double>(static_cast<size_t>(n), 1.0));
+  for (int it = 0; it < 20; ++it) {
+    std::vector<float> in(static_cast<size_t>(n), static_cast<float>(it % 5) - 2.0f);
+    xs.sync_copy_from_cpu(in.data(), in.size() * sizeof(float));
+    exe.forward(true);
+    exe.backward(std::vector<NDArray>{head});
+    const double v = in[0];
+    const std::vector<float> out = exe.outputs()[0].to_vector<float>();
+    gx.wait_to_read();
+    const std::vector<float> g = gx.to_vector<float>();
+    // e = 3 * 2x(x + 1) - 1, de/dx = 3 * (4x + 2).
+    ASSERT_FLOAT_EQ(out[static_cast<size_t>(n - 1)], static_cast<float>(6 * v * (v + 1) - 1));
+    ASSERT_FLOAT_EQ(g[0], static_cast<float>(3 * (4 * v + 2)));
+  }
+}
+
+// Independent branches p_i = x * (i + 2), q_i = p_i + i: every p_i gets the same block, and
+// nothing but that block's engine variable keeps p_1's writer (which reads only x) from
+// overwriting p_0 while q_0 still reads it.
+TEST(Executor, BranchesSharingABlockDoNotOverwriteEachOther) {
+  Symbol x = Symbol::variable("x");
+  std::vector<Symbol> outs;
+  for (int i = 0; i < 8; ++i) {
+    Symbol p = op("_mul_scalar", {x}, {{"scalar", std::to_string(i + 2)}}, "p" + std::to_string(i));
+    outs.push_back(
+        op("_plus_scalar", {p}, {{"scalar", std::to_string(i)}}, "q" + std::to_string(i)));
+  }
+  const int64_t n = 1 << 20;
+  ExecutorOptions o;
+  o.plan.inplace = false;
+  NDArray xs = array({n}, std::vector<double>(static_cast<size_t>(n), 1.0));
+  Executor exe(Symbol::group(outs), Context::cpu(0), {xs}, {}, {GradReq::kNull}, {}, o);
+  EXPECT_LT(exe.planned_bytes(), 10u * n * 4);  // the p_i share one block
+  for (int it = 0; it < 5; ++it) {
+    exe.forward(false);
+    for (int i = 0; i < 8; ++i) {
+      const std::vector<float> q = exe.outputs()[static_cast<size_t>(i)].to_vector<float>();
+      for (int64_t k = 0; k < n; k += 4099) {
+        ASSERT_EQ(q[static_cast<size_t>(k)], static_cast<float>(2 * i + 2)) << i << " " << k;
+      }
+    }
+  }
+}
+
 // ---- C API ----------------------------------------------------------------------------------
 
 TEST(ExecutorCApi, SimpleBindForwardOutputsPrintFree) {
