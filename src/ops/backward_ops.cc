@@ -530,7 +530,7 @@ void register_backward_ops(Registry& r) {
   add_float(r,
             {.name = "_broadcast_backward",
              .inputs = {"out_grad", "data"},
-             .keys = {"shape"},
+             .keys = fwd_op("broadcast_to").keys,
              .infer_shape =
                  [](const ParsedParams&, std::span<PartialShape> in, std::span<PartialShape> out) {
                    if (in[0].rank_known() && in[1].rank_known()) {
@@ -555,7 +555,7 @@ void register_backward_ops(Registry& r) {
   // (dy, data) -> dy in data's shape (Reshape, Flatten, expand_dims, squeeze).
   r.add({.name = "_backward_reshape",
          .inputs = {"out_grad", "data"},
-         .keys = {"shape", "reverse"},
+         .keys = fwd_op("Reshape").keys,
          .infer_shape =
              [](const ParsedParams&, std::span<PartialShape> in, std::span<PartialShape> out) {
                if (in[0].known() && in[1].known()) {
@@ -571,7 +571,7 @@ void register_backward_ops(Registry& r) {
   // (dy, data) -> dy cast to data's dtype (Cast's gradient).
   r.add({.name = "_backward_cast",
          .inputs = {"out_grad", "data"},
-         .keys = {"dtype"},
+         .keys = fwd_op("Cast").keys,
          .infer_shape =
              [](const ParsedParams&, std::span<PartialShape> in, std::span<PartialShape> out) {
                PartialShape* slots[] = {&in[0], &in[1], &out[0]};
@@ -583,6 +583,20 @@ void register_backward_ops(Registry& r) {
                if (!out[0]) out[0] = in[1];
              },
          .backward = {.differentiable = false}});
+
+  // (dy, x) -> dy where a_min <= x <= a_max, else 0.
+  add_float(r, with_attrs_of(fwd_op("clip"),
+                             {.name = "_backward_clip",
+                              .inputs = {"out_grad", "data"},
+                              .infer_shape =
+                                  [](const ParsedParams&, std::span<PartialShape> in,
+                                     std::span<PartialShape> out) {
+                                    PartialShape* slots[] = {&in[0], &in[1], &out[0]};
+                                    const std::string names[] = {"out_grad", "data", "data_grad"};
+                                    merge_all("_backward_clip", slots, names);
+                                  },
+                              .inplace = {{0, 0}, {1, 0}},
+                              .backward = {.differentiable = false}}));
 
   register_unary_backward(r);
   register_binary_backward(r);

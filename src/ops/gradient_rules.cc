@@ -11,6 +11,7 @@
 #include "ops/nn.h"
 #include "ops/op_params.h"
 #include "ops/registry.h"
+#include "ops/shape_params.h"
 
 namespace nanomx::ops {
 namespace {
@@ -104,6 +105,43 @@ void register_shape_rules() {
   register_gradient("broadcast_to", with_input_shape("_broadcast_backward", true));
   register_gradient("Cast", with_input_shape("_backward_cast", true));
   register_gradient("transpose", transpose_rule);
+  // Their own inverses.
+  for (const char* name : {"SwapAxis", "reverse"}) {
+    register_gradient(name, [name](GradientBuilder& b) {
+      return Grads{b.add1(name, b.attrs(), {b.out_grad(0)})};
+    });
+  }
+  // stack's gradient splits dy along the new axis; SliceChannel's concatenates the outputs'
+  // gradients (each given its axis back when squeezed).
+  register_gradient("stack", [](GradientBuilder& b) {
+    const Attrs attrs = {{"num_outputs", std::to_string(b.num_inputs())},
+                         {"axis", std::to_string(b.params().get<AxisParams>().axis)},
+                         {"squeeze_axis", "1"}};
+    return b.add("SliceChannel", attrs, {b.out_grad(0)});
+  });
+  register_gradient("SliceChannel", [](GradientBuilder& b) {
+    const SplitParams& s = b.params().get<SplitParams>();
+    const std::string axis = std::to_string(s.axis);
+    std::vector<GradValue> parts;
+    for (int j = 0; j < b.num_outputs(); ++j) {
+      parts.push_back(s.squeeze_axis ? b.add1("expand_dims", {{"axis", axis}}, {b.out_grad(j)})
+                                     : b.out_grad(j));
+    }
+    const Attrs attrs = {{"dim", axis}, {"num_args", std::to_string(parts.size())}};
+    return Grads{b.add1("Concat", attrs, std::move(parts))};
+  });
+  // dy placed into zeros of the input's shape.
+  register_gradient("slice", [](GradientBuilder& b) {
+    const GradValue zeros = b.add1("zeros_like", {}, {b.input(0)});
+    return Grads{b.add1("_slice_assign", b.attrs(), {zeros, b.out_grad(0)})};
+  });
+  // where(c, x, y): dy to x where c holds, to y elsewhere; the condition gets none.
+  register_gradient("where", [](GradientBuilder& b) {
+    const GradValue dy = b.out_grad(0), c = b.input(0);
+    const GradValue zeros = b.add1("zeros_like", {}, {dy});
+    return Grads{GradValue{}, b.add1("where", {}, {c, dy, zeros}),
+                 b.add1("where", {}, {c, zeros, dy})};
+  });
 }
 
 void register_elemwise_rules() {
@@ -120,6 +158,9 @@ void register_elemwise_rules() {
       return Grads{b.add1(name, b.attrs(), {b.out_grad(0)})};
     });
   }
+  register_gradient("clip", [](GradientBuilder& b) {
+    return Grads{b.add1("_backward_clip", b.attrs(), {b.out_grad(0), b.input(0)})};
+  });
   register_gradient("negative", [](GradientBuilder& b) {
     return Grads{b.add1("negative", {}, {b.out_grad(0)})};
   });

@@ -73,9 +73,10 @@ void register_layout_ops(Registry& r) {
          .inputs = {"data"},
          .keys = {"begin", "end", "step"},
          .parse = parser(parse_slice),
-         .infer_shape = from_data([](const ParsedParams& p, const Shape& s) {
-           return region_of(p, s, "data").shape();
-         })},
+         .infer_shape = from_data(
+             [](const ParsedParams& p, const Shape& s) { return region_of(p, s, "data").shape(); }),
+         // The gradient places dy into zeros of the input's shape.
+         .backward = {.inputs = {0}}},
         {"crop"});
   r.add({.name = "slice_axis",
          .inputs = {"data"},

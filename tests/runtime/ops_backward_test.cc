@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <limits>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -323,6 +324,62 @@ TYPED_TEST(BackwardValues, BroadcastAndReductionGradientsSumBack) {
                 {5, 7, 9}, 1e-9, "broadcast_to");
 }
 
+// Each declared in-place pair: the output written into the input's own array gives the values
+// of a separate output.
+TEST(BackwardOps, InPlacePairsGiveTheSameValues) {
+  std::mt19937 rng(7);
+  auto rand = [&](const Shape& s, double lo = -1, double hi = 1) {
+    return make<double>(s, test::random_values<double>(s.size(), rng, lo, hi));
+  };
+  const Shape s{3, 4};
+  struct Case {
+    const char* op;
+    Attrs attrs;
+    std::vector<Shape> shapes;
+  };
+  std::vector<Case> cases = {
+      {"_backward_FullyConnected", {{"num_hidden", "4"}}, {s, Shape{3, 5}, Shape{4, 5}}},
+      {"_backward_Activation", {{"act_type", "relu"}}, {s, s}},
+      {"_backward_Activation", {{"act_type", "sigmoid"}}, {s, s, s}},
+      {"_backward_Activation", {{"act_type", "softsign"}}, {s, s, s}},
+      {"_backward_SoftmaxOutput",
+       {{"normalization", "batch"}, {"out_grad", "true"}},
+       {s, Shape{3}}},
+      {"_backward_SoftmaxOutput", {{"smooth_alpha", "0.1"}}, {s, Shape{3}}},
+      {"_backward_linear_reg_out", {{"grad_scale", "3"}}, {s, s}},
+      {"_backward_softmax", {{"axis", "0"}}, {s, s}},
+      {"_backward_log_softmax", {}, {s, s}},
+      {"_backward_sub", {}, {s}},
+      {"_backward_copy", {}, {s}},
+      {"_backward_sqrt", {}, {s, s}},
+      {"_backward_rdiv_scalar", {{"scalar", "2"}}, {s, s}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.op);
+    const Op& op = get_op(c.op);
+    std::vector<NDArray> in;
+    for (const Shape& shape : c.shapes) in.push_back(rand(shape, 0.5, 2));
+    if (std::string(c.op) == "_backward_SoftmaxOutput") in[1] = make<double>(Shape{3}, {0, 3, 1});
+    const std::vector<NDArray> want = invoke(op, in, c.attrs);
+    for (const auto& [i, o] : op.inplace) {
+      std::vector<NDArray> fresh;
+      for (const NDArray& a : in) fresh.push_back(call("_copy", {a})[0]);
+      std::vector<NDArray> outs;
+      for (size_t j = 0; j < want.size(); ++j) {
+        outs.push_back(static_cast<int>(j) == o
+                           ? fresh[static_cast<size_t>(i)]
+                           : NDArray(want[j].shape(), Context::cpu(0), want[j].dtype()));
+      }
+      invoke(op, fresh, c.attrs, outs);
+      for (size_t j = 0; j < want.size(); ++j) {
+        expect_values(doubles<double>(outs[j]), doubles<double>(want[j]), 1e-12,
+                      "in place " + std::to_string(i) + "->" + std::to_string(o) + ", output " +
+                          std::to_string(j));
+      }
+    }
+  }
+}
+
 TEST(BackwardOps, MismatchedShapesNameTheOperatorAndShapes) {
   const NDArray x = make<float>(Shape{2, 3}, std::vector<float>(6, 1));
   const NDArray w = make<float>(Shape{2, 3}, std::vector<float>(6, 1));
@@ -350,6 +407,15 @@ TEST(BackwardOps, MismatchedShapesNameTheOperatorAndShapes) {
   EXPECT_NE(msg.find("_backward_reshape"), std::string::npos) << msg;
   msg = error_of([&] { call("_backward_mul", {dy, x, x}); });
   EXPECT_NE(msg.find("_backward_mul"), std::string::npos) << msg;
+  // _backward_FullyConnected runs float32 and float64 only, refused before anything runs.
+  const NDArray xh = make<half>(Shape{2, 3}, std::vector<half>(6, half(1.0f)));
+  msg = error_of([&] {
+    call("_backward_FullyConnected",
+         {make<half>(Shape{2, 2}, std::vector<half>(4, half(1.0f))), xh, xh},
+         {{"num_hidden", "2"}});
+  });
+  EXPECT_NE(msg.find("_backward_FullyConnected"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("float16"), std::string::npos) << msg;
   // A gradient of integers is refused by name.
   const NDArray xi = make<int32_t>(Shape{2}, {1, 2});
   msg = error_of([&] { call("_backward_sigmoid", {xi, xi}); });

@@ -294,6 +294,26 @@ std::vector<GradCase> gradient_cases() {
   c.push_back({"transpose", {}, {s234}});
   c.push_back({"transpose", {{"axes", "(2, 0, -2)"}}, {s234}});
   c.push_back({"Cast", {{"dtype", "float64"}}, {s23}});
+  c.push_back({"clip", {{"a_min", "-0.5"}, {"a_max", "0.4"}}, {s234}});
+  c.push_back({"SwapAxis", {{"dim1", "0"}, {"dim2", "2"}}, {s234}});
+  c.push_back({"reverse", {{"axis", "(0, 2)"}}, {s234}});
+  c.push_back({"stack", {{"axis", "1"}, {"num_args", "3"}}, {s23, s23, s23}});
+  c.push_back({"stack", {{"axis", "-1"}, {"num_args", "2"}}, {s23, s23}});
+  c.push_back({"SliceChannel", {{"num_outputs", "2"}, {"axis", "2"}}, {s234}});
+  c.push_back(
+      {"SliceChannel", {{"num_outputs", "3"}, {"axis", "-2"}, {"squeeze_axis", "true"}}, {s234}});
+  c.push_back({"slice", {{"begin", "(0, 1)"}, {"end", "(2, 3)"}}, {s234}});
+  c.push_back({"slice",
+               {{"begin", "(None, 2, 3)"}, {"end", "(1, None, 0)"}, {"step", "(1, -1, -2)"}},
+               {s234}});
+  {
+    GradCase w{"where", {}, {s23, s23, s23}};
+    w.fix = [](std::vector<std::vector<double>>& xs) {
+      for (size_t e = 0; e < xs[0].size(); ++e) xs[0][e] = e % 3 == 0 ? 0 : 1;
+    };
+    w.labels = {0};
+    c.push_back(std::move(w));
+  }
   return c;
 }
 

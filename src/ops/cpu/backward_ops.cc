@@ -417,6 +417,23 @@ void unary_backward(const UnaryGrad& ug, const ParsedParams& pp, std::span<const
   });
 }
 
+void clip_backward(const ParsedParams& pp, std::span<const NDArray> in,
+                   std::span<const NDArray> out) {
+  const ClipParams& c = pp.get<ClipParams>();
+  const double lo = c.lo, hi = c.hi;
+  dispatch_float(in[0].dtype(), pp.op(), [&](auto tag) {
+    using T = decltype(tag);
+    const T* g = in[0].data_as<T>();
+    const T* x = in[1].data_as<T>();
+    T* o = out[0].data_as<T>();
+    const int64_t n = out[0].size();
+    for (int64_t i = 0; i < n; ++i) {
+      const double v = to_double(x[i]);
+      o[i] = v < lo || v > hi ? T(0.0f) : g[i];
+    }
+  });
+}
+
 void copy_grad(const ParsedParams&, std::span<const NDArray> in, std::span<const NDArray> out) {
   if (in[0].data() != out[0].data() && out[0].nbytes() > 0) {
     std::memmove(out[0].data(), in[0].data(), out[0].nbytes());
@@ -457,6 +474,7 @@ void register_backward_kernels() {
   register_kernel("_backward_copy", kCPU, copy_grad);
   register_kernel("_backward_reshape", kCPU, copy_grad);
   register_kernel("_backward_cast", kCPU, cast_backward);
+  register_kernel("_backward_clip", kCPU, clip_backward);
   for (const UnaryGrad& u : unary_grads()) {
     register_kernel(u.backward, kCPU,
                     [&u](const ParsedParams& p, std::span<const NDArray> in,
