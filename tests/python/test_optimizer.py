@@ -133,6 +133,30 @@ def test_sgd_runs_multi_sgd_update_in_groups_of_four(profile_to):
     assert "sgd_update" not in ops
 
 
+@pytest.mark.parametrize("momentum", [0.0, 0.9])
+def test_sgd_multi_precision_keeps_a_float32_master(momentum):
+    opt = mx.optimizer.SGD(learning_rate=0.1, momentum=momentum, multi_precision=True)
+    updater = mx.optimizer.get_updater(opt)
+    w = mx.nd.array([1.0, 2.0, 3.0], dtype=np.float16)
+    g = mx.nd.array([1e-3, 1e-3, 1e-3], dtype=np.float16)
+    for _ in range(10):
+        updater(0, g, w)
+    state = updater.states[0]
+    master = state[1]
+    assert master.dtype == np.float32 and w.dtype == np.float16
+    m = np.zeros(3, np.float32)
+    want = np.array([1, 2, 3], np.float32)
+    g32 = np.float32(np.float16(1e-3))
+    for _ in range(10):
+        if momentum:
+            m = momentum * m - np.float32(0.1) * g32
+            want = want + m
+        else:
+            want = want - np.float32(0.1) * g32
+    np.testing.assert_allclose(master.asnumpy(), want, rtol=1e-6)
+    np.testing.assert_allclose(w.asnumpy(), want.astype(np.float16), rtol=1e-3)
+
+
 def test_adam_steps_match_numpy_with_bias_correction():
     rng = np.random.RandomState(1)
     w = rng.randn(6).astype(np.float32)

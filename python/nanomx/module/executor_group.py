@@ -202,8 +202,8 @@ class ExecutorGroup(object):
             if label.shape[0] != self.batch_size:
                 label = label[0:self.batch_size]
             labels_slice.append(label)
-        labels_ = OrderedDict(zip(self.label_shapes and [x.name for x in self.label_shapes]
-                                  or [], labels_slice))
+        label_names = [x.name for x in self.label_shapes] if self.label_shapes else []
+        labels_ = OrderedDict(zip(label_names, labels_slice))
         preds = OrderedDict(zip(self.output_names, self.execs[0].outputs))
         eval_metric.update_dict(labels_, preds)
 
