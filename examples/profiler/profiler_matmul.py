@@ -2,9 +2,11 @@
 
 A 4096 x 4096 `dot` bound through the symbolic executor (simple_bind) and run --iter_num times,
 each forward followed by wait_to_read; iterations [--begin_profiling_iter,
---end_profiling_iter) are profiled. Only symbolic profiling is on, so the trace holds the
-executor's `dot` events and not the imperative random fills and copies. The trace goes to
---profile_filename when the script ends.
+--end_profiling_iter) are profiled, so the trace's operator rows hold the executor's `dot`
+events only (the random fills and copies into the executor's arguments run before); as in MXNet,
+`set_config(profile_symbolic=True, ...)` leaves the other kinds at their default (on), so the
+C API calls of those iterations are there too. The trace goes to --profile_filename when the
+script ends.
 
 Beyond MXNet's script: --ctx cpu|gpu (gpu when a GPU exists, else cpu with a note) and --size
 (the matrices' side, 4096 as in the guide). The timing uses time.process_time() (the process's

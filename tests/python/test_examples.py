@@ -59,8 +59,8 @@ def test_profiler_matmul_example(tmp_path):
     float(lines[4].strip()[:-len("ms/operator")])
     events = check_trace(str(tmp_path / "mm.json"))
     names = _begins(events, "cpu/0")
-    # iterations 2, 3 and 4 only, and only the symbolic dot: the random fills and copies are
-    # imperative and happen before profiling anyway
+    # iterations 2, 3 and 4 only, and only the executor's dot: the random fills and copies
+    # into its arguments run before profiling starts
     assert names.count("dot") == 3, names
     assert "_random_uniform" not in names and "_copyto" not in names
 
