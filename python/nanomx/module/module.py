@@ -9,7 +9,7 @@ from .. import ndarray as nd
 from .. import optimizer as opt
 from ..initializer import InitDesc, Uniform
 from ..io import DataDesc
-from ..model import load_checkpoint, save_checkpoint
+from ..model import load_checkpoint
 from .base_module import BaseModule, _check_input_names, _parse_data_desc
 from .executor_group import ExecutorGroup
 
