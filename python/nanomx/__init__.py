@@ -16,4 +16,12 @@ from . import profiler, random  # noqa: F401
 from . import attribute, name  # noqa: F401,E402
 from . import symbol  # noqa: E402
 from . import symbol as sym  # noqa: F401,E402
+from . import initializer  # noqa: E402
+from . import initializer as init  # noqa: F401,E402
+from . import lr_scheduler, optimizer  # noqa: F401,E402
+from . import optimizer as opt  # noqa: F401,E402
+from . import io, metric  # noqa: F401,E402
+from . import model, callback  # noqa: F401,E402
+from . import module  # noqa: E402
+from . import module as mod  # noqa: F401,E402
 from . import executor  # noqa: F401,E402

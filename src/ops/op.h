@@ -176,6 +176,10 @@ struct Op {
   // Variadic: the attribute that says how many inputs (MXNet's key_var_num_args, "num_args");
   // filled in from the call when absent, checked when given.
   std::string num_inputs_key = {};
+  // A variadic operator whose inputs come in groups (multi_sgd_update: weight, grad for each
+  // weight): num_inputs_key counts groups, and `inplace` / `mutate_inputs` index within the
+  // group, group g's output being output g.
+  int input_group = 1;
   ParseFn parse = {};  // absent: the operator takes no attributes worth parsing
   InferShapeFn infer_shape = {};
   InferKnownShapeFn infer_shape_known = nullptr;  // absent: infer_shape on every call
@@ -192,6 +196,9 @@ struct Op {
   BackwardNeeds backward = {};
   // A further engine variable the kernels write (the random generator's state), or null.
   std::function<engine::VarHandle()> state_var = {};
+  // Inputs the kernels also write (an optimizer's momentum, Adam's mean and variance): their
+  // engine variables are pushed as written, so later readers wait for the update.
+  std::vector<int> mutate_inputs = {};
   // Where an operator without inputs runs when no output array is given (absent: cpu(0)).
   std::function<Context(const ParsedParams&)> default_context = {};
   // The engine op name when it differs (MXNet's legacy functions: "BinaryOp", "TernaryOp").
@@ -202,10 +209,23 @@ struct Op {
   bool variadic() const { return !num_inputs_key.empty(); }
   int outputs_of(const ParsedParams& p) const { return num_outputs ? num_outputs(p) : 1; }
   std::vector<std::string> output_names_of(const ParsedParams& p) const;
+  bool mutates(int input) const {
+    if (input_group > 1) input %= input_group;
+    for (const int i : mutate_inputs) {
+      if (i == input) return true;
+    }
+    return false;
+  }
   std::vector<std::string> input_names_of(const ParsedParams& p) const {
     return input_names ? input_names(p) : inputs;
   }
   bool may_share(int input, int output) const {
+    if (input_group > 1) {
+      const int group = input / input_group;
+      if (output != group) return false;
+      input %= input_group;
+      output = 0;
+    }
     for (const auto& [i, o] : inplace) {
       if (i == input && o == output) return true;
     }

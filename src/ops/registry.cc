@@ -72,6 +72,7 @@ Table& build_table() {
   register_random_ops(r);
   register_math_ops(r);
   register_nn_ops(r);
+  register_optimizer_ops(r);
   register_backward_ops(r);
   register_gradient_rules();
   t.kernel_table = std::make_unique<std::atomic<const Kernel*>[]>(t.ops.size() * kDeviceSlots);
@@ -310,6 +311,30 @@ std::optional<std::vector<int64_t>> Params::get_ints(std::string_view key) const
   return result;
 }
 
+std::optional<std::vector<double>> Params::get_floats(std::string_view key) const {
+  const std::string* v = find(key);
+  if (!v) return std::nullopt;
+  std::string t = trim(*v);
+  if (!t.empty() && (t.front() == '(' || t.front() == '[')) {
+    const char close = t.front() == '(' ? ')' : ']';
+    if (t.back() != close) bad(key, *v, "a tuple of numbers");
+    t = t.substr(1, t.size() - 2);
+  }
+  std::vector<double> result;
+  std::stringstream ss(t);
+  std::string item;
+  std::vector<std::string> items;
+  while (std::getline(ss, item, ',')) items.push_back(trim(item));
+  if (!items.empty() && items.back().empty()) items.pop_back();  // "(0.5,)"
+  for (const std::string& it : items) {
+    char* end = nullptr;
+    const double d = std::strtod(it.c_str(), &end);
+    if (it.empty() || *end != '\0') bad(key, *v, "a tuple of numbers");
+    result.push_back(d);
+  }
+  return result;
+}
+
 Shape Params::get_shape(std::string_view key) const {
   require(key);
   auto dims = get_ints(key);
@@ -394,9 +419,10 @@ void parse_attrs_into(const Op& op, const Attrs& attrs, size_t num_inputs, Parse
   Params reader(op, attrs);
   if (op.variadic() && reader.has(op.num_inputs_key)) {
     const int64_t n = reader.get_int(op.num_inputs_key);
-    NANOMX_CHECK(n == static_cast<int64_t>(num_inputs))
+    NANOMX_CHECK(n >= 0 && n * op.input_group == static_cast<int64_t>(num_inputs))
         << op.name << ": attribute '" << op.num_inputs_key << "' = " << n << " but " << num_inputs
-        << " input(s) given";
+        << " input(s) given"
+        << (op.input_group > 1 ? " (" + std::to_string(op.input_group) + " per group)" : "");
   }
   out = ParsedParams(&op.name);
   if (op.parse) op.parse(reader, out);
@@ -663,13 +689,23 @@ void invoke_into(const Op& op, std::span<const NDArray> in, const Attrs& attrs,
   }
   // The engine variables: the inputs' (read), then the state's and the outputs' (written).
   SmallVector<engine::VarHandle, 8> vars;
-  vars.reserve(n_in + n_out + 1);
+  vars.reserve(n_in + n_out + 1 + op.mutate_inputs.size());
   launch.in.reserve(n_in);
   for (const NDArray& a : in) {
     launch.in.push_back(a);
     vars.push_back(a.var());
   }
   if (op.state_var) vars.push_back(op.state_var());
+  // A variable listed as both read and written counts as written (engine.h).
+  if (op.input_group > 1) {
+    for (size_t i = 0; i < n_in; ++i) {
+      if (op.mutates(static_cast<int>(i))) vars.push_back(in[i].var());
+    }
+  } else {
+    for (const int i : op.mutate_inputs) {
+      if (static_cast<size_t>(i) < n_in) vars.push_back(in[i].var());
+    }
+  }
   for (const NDArray& o : results) vars.push_back(o.var());
   engine::PushOptions options;
   options.name = op.engine_name.c_str();

@@ -32,6 +32,8 @@ class Params {
   std::optional<std::vector<std::optional<int64_t>>> get_tuple(std::string_view key) const;
   // A tuple of ints without None; absent key: nullopt.
   std::optional<std::vector<int64_t>> get_ints(std::string_view key) const;
+  // A tuple of numbers ("(0.1, 0.2)", "[1e-3]", "0.5"); absent key: nullopt.
+  std::optional<std::vector<double>> get_floats(std::string_view key) const;
   Shape get_shape(std::string_view key) const;  // required
   const std::string& op() const { return op_name_; }
 
@@ -72,6 +74,7 @@ void register_index_ops(Registry& r);
 void register_random_ops(Registry& r);
 void register_math_ops(Registry& r);
 void register_nn_ops(Registry& r);
+void register_optimizer_ops(Registry& r);  // ops/optimizer_ops.cc
 // The backward operators gradient rules add (ops/backward_ops.cc); after every forward one.
 void register_backward_ops(Registry& r);
 void register_cpu_kernels();

@@ -51,7 +51,7 @@ void Node::reparse() {
       // The operator's parser checks the value itself; here only a usable count is needed.
       const std::string& v = it->second;
       if (!v.empty() && v.size() < 7 && v.find_first_not_of("0123456789") == std::string::npos)
-        count = static_cast<size_t>(std::stoll(v));
+        count = static_cast<size_t>(std::stoll(v)) * static_cast<size_t>(op->input_group);
     }
   } else if (!op->variadic() && inputs.empty()) {
     count = op->inputs.size();
@@ -123,7 +123,8 @@ void Symbol::compose(const std::vector<Symbol>& args,
           << "compose: " << op.name << " takes a variable number of inputs, positional only";
       for (const Symbol& a : args) head->inputs.push_back(a.outputs[0]);
       if (!head->attrs.contains(op.num_inputs_key))
-        head->attrs[op.num_inputs_key] = std::to_string(args.size());
+        head->attrs[op.num_inputs_key] =
+            std::to_string(args.size() / static_cast<size_t>(op.input_group));
     } else {
       const std::vector<std::string> names = op.input_names_of(head->parsed);
       NANOMX_CHECK(args.size() <= names.size())

@@ -16,11 +16,17 @@ NDARRAY_EXAMPLE_OPS = {
     "TernaryOp", "BinaryOp", "WaitForVar"}
 
 
-def run_example(name, cwd):
+def run_example(name, cwd, *args):
     env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(mx.__file__)))
-    return subprocess.run([sys.executable, os.path.join(ROOT, "examples", "profiler", name)],
-                          cwd=str(cwd), env=env, capture_output=True, text=True, timeout=600,
-                          check=True)
+    return subprocess.run([sys.executable, os.path.join(ROOT, "examples", "profiler", name),
+                           *args], cwd=str(cwd), env=env, capture_output=True, text=True,
+                          timeout=600, check=True)
+
+
+def _begins(events, process_name):
+    pids = {e["pid"] for e in events if e.get("ph") == "M" and e.get("name") == "process_name"
+            and e["args"]["name"] == process_name}
+    return [e["name"] for e in events if e.get("ph") in ("B", "X") and e.get("pid") in pids]
 
 
 def test_profiler_ndarray_example(tmp_path):
@@ -39,3 +45,52 @@ def test_profiler_ndarray_example(tmp_path):
     assert runners and all(r == "main" or r.startswith("cpu/0 worker") for r in runners), runners
     categories = {e.get("cat") for e in events if e.get("ph") != "M"}
     assert {"operator", "MXNET_C_API", "Device Storage"} <= categories
+
+
+def test_profiler_matmul_example(tmp_path):
+    result = run_example("profiler_matmul.py", tmp_path, "--ctx", "cpu", "--size", "128",
+                         "--iter_num", "8", "--begin_profiling_iter", "2",
+                         "--end_profiling_iter", "5", "--profile_filename", "mm.json")
+    lines = result.stdout.splitlines()
+    assert lines[0] == "profile file save to mm.json"
+    assert lines[1:3] == ["execution begin", "execution end"]
+    assert lines[3].startswith("duration: ") and lines[3].endswith("s")
+    assert lines[4].startswith("          ") and lines[4].endswith("ms/operator")
+    float(lines[4].strip()[:-len("ms/operator")])
+    events = check_trace(str(tmp_path / "mm.json"))
+    names = _begins(events, "cpu/0")
+    # iterations 2, 3 and 4 only, and only the executor's dot: the random fills and copies
+    # into its arguments run before profiling starts
+    assert names.count("dot") == 3, names
+    assert "_random_uniform" not in names and "_copyto" not in names
+
+
+def test_profiler_matmul_example_gpu_falls_back(tmp_path):
+    if mx.context.num_gpus() > 0:
+        return
+    result = run_example("profiler_matmul.py", tmp_path, "--size", "16", "--iter_num", "3",
+                         "--begin_profiling_iter", "0", "--end_profiling_iter", "1")
+    assert "no GPU found: running on cpu(0)" in result.stdout
+    assert (tmp_path / "profile_matmul_20iter.json").exists()
+
+
+def test_profiler_executor_example(tmp_path):
+    result = run_example("profiler_executor.py", tmp_path, "--iter_num", "2", "--dry_run", "1",
+                         "--batch_size", "16", "--mirror")
+    lines = result.stdout.splitlines()
+    assert lines[0] == "profile file save to profile_executor_5iter.json"
+    assert lines[1] == "executor num_iteration: 2"
+    without = [ln for ln in lines if ln.startswith("planned bytes without mirror: ")]
+    with_ = [ln for ln in lines if ln.startswith("planned bytes with mirror: ")]
+    assert len(without) == 1 and len(with_) == 1, lines
+    assert "MB allocated" in without[0] and "MB allocated" in with_[0]
+    b_without = int(without[0].split(": ")[1].split()[0])
+    b_with = int(with_[0].split(": ")[1].split()[0])
+    # both plans are real and differ (for this MLP recompute costs bytes, see the example)
+    assert b_with > 0 and b_without > 0 and b_with != b_without, (b_with, b_without)
+    assert lines[-1].startswith("executor ") and lines[-1].endswith(" ms / iteration")
+    float(lines[-1].split()[1])
+    events = check_trace(str(tmp_path / "profile_executor_5iter.json"))
+    names = _begins(events, "cpu/0")
+    assert names.count("FullyConnected") >= 2 * 5, names
+    assert "_backward_FullyConnected" in names

@@ -26,6 +26,7 @@ void register_index_kernels();
 void register_random_kernels();
 void register_math_kernels();
 void register_nn_kernels();
+void register_optimizer_kernels();
 void register_backward_kernels();
 
 // C = op(A) * op(B) for row-major A, B, C of `dtype` (d.m x d.k times d.k x d.n, each
