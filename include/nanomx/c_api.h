@@ -66,5 +66,9 @@ NANOMX_API int MXProfileSetMarker(ProfileHandle domain, const char* instant_mark
 #include "nanomx/c_api_ndarray.h"
 /* Symbolic graphs. */
 #include "nanomx/c_api_symbol.h"
+/* Autograd. */
+#include "nanomx/c_api_autograd.h"
+/* Custom operators. */
+#include "nanomx/c_api_custom.h"
 
 #endif /* NANOMX_C_API_H_ */

@@ -16,3 +16,5 @@ from . import profiler, random  # noqa: F401
 from . import attribute, name  # noqa: F401,E402
 from . import symbol  # noqa: E402
 from . import symbol as sym  # noqa: F401,E402
+from . import autograd  # noqa: F401,E402
+from . import operator  # noqa: F401,E402

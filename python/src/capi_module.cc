@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "capi_autograd.h"
 #include "capi_symbol.h"
 #include "nanomx/c_api.h"
 #include "ndarray_type.h"
@@ -438,6 +439,8 @@ void register_profiler(py::module_& m) {
 PYBIND11_MODULE(_capi, m) {
   m.doc() = "nanomx's C API, one thin function per C call (use the nanomx package instead)";
   nanomx_python::add_symbol_functions(m);
+  nanomx_python::add_autograd_functions(m);
+  nanomx_python::add_custom_op_functions(m);
   m.def(
       "set_error_class",
       [](py::handle cls) {

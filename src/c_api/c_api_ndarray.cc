@@ -12,8 +12,10 @@
 #include <unordered_map>
 #include <vector>
 
+#include "autograd/autograd.h"
 #include "c_api/c_api_common.h"
 #include "c_api/handle_table.h"
+#include "c_api/ndarray_handles.h"
 #include "nanomx/ndarray.h"
 #include "nanomx/ops.h"
 #include "ops/registry.h"
@@ -464,8 +466,20 @@ int MXImperativeInvoke(AtomicSymbolCreator creator, int num_inputs, NDArrayHandl
   const size_t num_given = *outputs != nullptr ? static_cast<size_t>(std::max(*num_outputs, 0)) : 0;
   ArrayList<4> given(num_given);
   if (num_given > 0) arrays_of(*outputs, num_given, "MXImperativeInvoke", given);
+  // Autograd: one thread-local load and a branch when not recording.
+  const bool recording = nanomx::autograd::is_recording();
+  if (recording) nanomx::autograd::check_outputs(given.span());
   nanomx::ops::OutputList results;
   nanomx::ops::invoke_into(op, in.span(), *attrs, given.span(), results);
+  if (recording &&
+      nanomx::autograd::record(op, *attrs, in.span(), {results.data(), results.size()}) &&
+      num_given > 0) {
+    // The given outputs' handles become the recorded outputs.
+    for (size_t j = 0; j < num_given; ++j) {
+      array_of((*outputs)[j], "MXImperativeInvoke", "output handle")
+          .set_autograd_entry(results[j].autograd_entry());
+    }
+  }
   if (*outputs == nullptr) {
     // The list is this thread's, valid until its next call (as MXNet's).
     NDArrayHandle* list = &invoke_output;
@@ -492,3 +506,10 @@ int MXGetGPUCount(int* out) {
   *out = 0;
   NANOMX_API_END();
 }
+
+namespace nanomx::c_api {
+NDArray& ndarray_of(NDArrayHandle handle, const char* function, const char* argument) {
+  return array_of(handle, function, argument);
+}
+NDArrayHandle new_ndarray_handle(NDArray array) { return new_handle(std::move(array)); }
+}  // namespace nanomx::c_api

@@ -34,6 +34,8 @@ class Params {
   std::optional<std::vector<int64_t>> get_ints(std::string_view key) const;
   Shape get_shape(std::string_view key) const;  // required
   const std::string& op() const { return op_name_; }
+  // Every attribute as given (custom operators pass them on to the user's code).
+  const Attrs& all() const { return attrs_; }
 
  private:
   const std::string* find(std::string_view key) const;
@@ -72,6 +74,9 @@ void register_index_ops(Registry& r);
 void register_random_ops(Registry& r);
 void register_math_ops(Registry& r);
 void register_nn_ops(Registry& r);
+// Custom and _backward_Custom (ops/custom.cc), and Custom's gradient rule.
+void register_custom_ops(Registry& r);
+void register_custom_gradient();
 void register_cpu_kernels();
 // After every operator: each operator's gradient rule (ops/gradient.h), in ops/gradient_rules.cc.
 void register_gradient_rules();
