@@ -71,8 +71,9 @@ FillParams parse_fill(const Params& p, double value) {
   return f;
 }
 
+// `keep_out_dtype`: without a dtype attribute a known output dtype stays (else float32).
 void register_fill(Registry& r, const char* name, std::vector<std::string> keys,
-                   FillParams (*parse)(const Params&)) {
+                   FillParams (*parse)(const Params&), bool keep_out_dtype = false) {
   r.add({.name = name,
          .inputs = {},
          .keys = std::move(keys),
@@ -88,11 +89,12 @@ void register_fill(Registry& r, const char* name, std::vector<std::string> keys,
                }
              },
          .infer_type =
-             [](const ParsedParams& p, std::span<PartialDType>, std::span<PartialDType> out) {
+             [keep_out_dtype](const ParsedParams& p, std::span<PartialDType>,
+                              std::span<PartialDType> out) {
                const auto& f = p.get<FillParams>();
                if (f.dtype) {
                  out[0] = f.dtype;
-               } else if (f.shape || !out[0]) {
+               } else if ((f.shape && !keep_out_dtype) || !out[0]) {
                  out[0] = DType::kFloat32;
                }
              },
@@ -193,6 +195,49 @@ void register_elemwise_ops(Registry& r) {
       r, "_zeros", {"shape", "dtype", "ctx"}, +[](const Params& p) { return parse_fill(p, 0.0); });
   register_fill(
       r, "_ones", {"shape", "dtype", "ctx"}, +[](const Params& p) { return parse_fill(p, 1.0); });
+  // The elementwise twins of broadcast_*: equal shapes, no broadcasting (MXNet's elemwise_*,
+  // which symbol arithmetic emits).
+  struct Elemwise {
+    const char* name;
+    std::vector<std::string> aliases;
+    bool needs_inputs;
+  };
+  for (const Elemwise& e : {Elemwise{"elemwise_add", {"_add", "_plus", "_Plus"}, false},
+                            Elemwise{"elemwise_sub", {"_sub", "_minus", "_Minus"}, false},
+                            Elemwise{"elemwise_mul", {"_mul", "_Mul"}, true},
+                            Elemwise{"elemwise_div", {"_div", "_Div"}, true}}) {
+    register_same_shape(
+        r,
+        {.name = e.name,
+         .inputs = {"lhs", "rhs"},
+         .inplace = {{0, 0}, {1, 0}},
+         .backward = {.inputs = e.needs_inputs ? std::vector<int>{0, 1} : std::vector<int>{}}},
+        e.aliases);
+  }
+  // The gradient graph's own sum of two gradients (MXNet's _grad_add).
+  register_same_shape(r,
+                      {.name = "_grad_add", .inputs = {"lhs", "rhs"}, .inplace = {{0, 0}, {1, 0}}});
+  register_same_shape(r, {.name = "_copy", .inputs = {"data"}, .inplace = {{0, 0}}}, {"identity"});
+  // lhs passed through with rhs's shape: how a graph ties a head gradient to its output.
+  r.add({.name = "_identity_with_attr_like_rhs",
+         .inputs = {"lhs", "rhs"},
+         .keys = {},
+         .infer_shape =
+             [](const ParsedParams&, std::span<PartialShape> in, std::span<PartialShape> out) {
+               same_shape("_identity_with_attr_like_rhs", {"lhs", "rhs"}, false, in, out);
+             },
+         .infer_type =
+             [](const ParsedParams&, std::span<PartialDType> in, std::span<PartialDType> out) {
+               if (!in[0]) in[0] = out[0] ? out[0] : in[1];
+               out[0] = in[0];
+             },
+         .inplace = {{0, 0}},
+         .backward = {.inputs = {}}});
+  // Zeros whose dtype, when not given, comes from the graph (the output slot) rather than a
+  // float32 default: a gradient graph's "no gradient at all" entry.
+  register_fill(
+      r, "_zeros_without_dtype", {"shape", "dtype", "ctx"},
+      +[](const Params& p) { return parse_fill(p, 0.0); }, true);
   // add_n(*args, num_args): the elementwise sum of any number of arrays of one shape and dtype.
   register_same_shape(r,
                       {.name = "add_n",

@@ -73,6 +73,7 @@ Table& build_table() {
   register_math_ops(r);
   register_nn_ops(r);
   register_custom_ops(r);
+  register_backward_ops(r);
   register_gradient_rules();
   register_custom_gradient();
   t.kernel_table = std::make_unique<std::atomic<const Kernel*>[]>(t.ops.size() * kDeviceSlots);

@@ -77,6 +77,8 @@ void register_nn_ops(Registry& r);
 // Custom and _backward_Custom (ops/custom.cc), and Custom's gradient rule.
 void register_custom_ops(Registry& r);
 void register_custom_gradient();
+// The backward operators gradient rules add (ops/backward_ops.cc); after every forward one.
+void register_backward_ops(Registry& r);
 void register_cpu_kernels();
 // After every operator: each operator's gradient rule (ops/gradient.h), in ops/gradient_rules.cc.
 void register_gradient_rules();

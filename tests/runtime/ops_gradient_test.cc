@@ -1,11 +1,19 @@
-// The gradient seam (ops/gradient.h): rules run eagerly on arrays.
+// The gradient seam (ops/gradient.h): rules run eagerly on arrays, and every registered rule
+// agrees with float64 central differences of its forward operator.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <functional>
+#include <map>
+#include <random>
+#include <set>
+#include <string>
 #include <vector>
 
 #include "nanomx/ndarray.h"
 #include "nanomx/ops.h"
 #include "ops/gradient.h"
+#include "ops/registry.h"
 
 namespace nanomx::ops {
 namespace {
@@ -62,6 +70,259 @@ TEST(OpsGradient, OperatorWithoutRuleIsNamed) {
     FAIL() << "expected an error";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("argmax_channel"), std::string::npos) << e.what();
+  }
+}
+
+// ---- numerical gradient checks ------------------------------------------------------------
+
+NDArray f64(const Shape& shape, const std::vector<double>& v) {
+  NDArray a(shape, Context::cpu(0), DType::kFloat64);
+  a.sync_copy_from_cpu(v.data(), v.size() * sizeof(double));
+  return a;
+}
+
+std::vector<double> f64_values(const NDArray& a) { return a.to_vector<double>(); }
+
+// One forward call to check: inputs drawn U(lo, hi) in float64 (`fix` may then adjust them,
+// for labels), the loss a random projection of the outputs unless `loss` is given (the loss
+// layers, whose backward ignores the output gradient and is the gradient of their own loss).
+struct GradCase {
+  std::string op;
+  Attrs attrs;
+  std::vector<Shape> shapes;
+  double lo = -1, hi = 1;
+  std::function<void(std::vector<std::vector<double>>&)> fix = {};
+  std::function<double(const std::vector<NDArray>& in, const std::vector<NDArray>& out)> loss = {};
+  // With `loss`: the labels, which move that loss but get no gradient.
+  std::set<size_t> labels = {};
+  std::string label() const {
+    std::string s = op;
+    for (const auto& [k, v] : attrs) s += " " + k + "=" + v;
+    return s;
+  }
+};
+
+// Central differences of the loss against the rule's gradient, element by element; an input
+// the rule gives no gradient must not move the loss either.
+void check_gradient(const GradCase& c, uint32_t seed) {
+  SCOPED_TRACE(c.label());
+  const Op& op = get_op(c.op);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> in_dist(c.lo, c.hi), proj(-1, 1);
+  std::vector<std::vector<double>> xs;
+  for (const Shape& s : c.shapes) {
+    std::vector<double> v(static_cast<size_t>(s.size()));
+    for (double& x : v) x = in_dist(rng);
+    xs.push_back(std::move(v));
+  }
+  if (c.fix) c.fix(xs);
+  auto arrays = [&](const std::vector<std::vector<double>>& values) {
+    std::vector<NDArray> a;
+    for (size_t i = 0; i < values.size(); ++i) a.push_back(f64(c.shapes[i], values[i]));
+    return a;
+  };
+  const std::vector<NDArray> inputs = arrays(xs);
+  const std::vector<NDArray> outputs = invoke(op, inputs, c.attrs);
+  std::vector<NDArray> projections;
+  std::vector<std::vector<double>> r;
+  for (const NDArray& o : outputs) {
+    ASSERT_EQ(o.dtype(), DType::kFloat64);
+    std::vector<double> v(static_cast<size_t>(o.shape().size()));
+    for (double& x : v) x = proj(rng);
+    projections.push_back(f64(o.shape(), v));
+    r.push_back(std::move(v));
+  }
+  auto loss_of = [&](const std::vector<std::vector<double>>& values) {
+    const std::vector<NDArray> in = arrays(values);
+    const std::vector<NDArray> out = invoke(op, in, c.attrs);
+    if (c.loss) return c.loss(in, out);
+    double l = 0;
+    for (size_t j = 0; j < out.size(); ++j) {
+      const std::vector<double> y = f64_values(out[j]);
+      for (size_t e = 0; e < y.size(); ++e) l += r[j][e] * y[e];
+    }
+    return l;
+  };
+  const std::vector<NDArray> grads = gradient_eager(op, c.attrs, inputs, outputs, projections);
+  ASSERT_EQ(grads.size(), inputs.size());
+  const double eps = 1e-6;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (c.labels.count(i)) {
+      EXPECT_TRUE(grads[i].is_none()) << "a label got a gradient";
+      continue;
+    }
+    std::vector<double> analytic;
+    if (!grads[i].is_none()) {
+      ASSERT_EQ(grads[i].shape(), inputs[i].shape()) << "gradient of input " << i;
+      ASSERT_EQ(grads[i].dtype(), DType::kFloat64) << "gradient of input " << i;
+      analytic = f64_values(grads[i]);
+    }
+    for (size_t e = 0; e < xs[i].size(); ++e) {
+      std::vector<std::vector<double>> plus = xs, minus = xs;
+      plus[i][e] += eps;
+      minus[i][e] -= eps;
+      const double numeric = (loss_of(plus) - loss_of(minus)) / (2 * eps);
+      const double want = analytic.empty() ? 0.0 : analytic[e];
+      EXPECT_NEAR(want, numeric, 1e-5 + 1e-4 * std::abs(numeric))
+          << "input " << i << " element " << e << (analytic.empty() ? " (no gradient)" : "");
+    }
+  }
+}
+
+// Labels: integer classes in [0, classes) for input 1.
+std::function<void(std::vector<std::vector<double>>&)> class_labels(int classes) {
+  return [classes](std::vector<std::vector<double>>& xs) {
+    for (size_t e = 0; e < xs[1].size(); ++e) {
+      xs[1][e] = static_cast<double>(static_cast<int>(e * 7 + 3) % classes);
+    }
+  };
+}
+
+// -sum(log(y[label])) over rows of (rows, classes): SoftmaxOutput's loss (normalization null).
+double cross_entropy(const std::vector<NDArray>& in, const std::vector<NDArray>& out) {
+  const std::vector<double> y = f64_values(out[0]), label = f64_values(in[1]);
+  const size_t classes = y.size() / label.size();
+  double l = 0;
+  for (size_t r = 0; r < label.size(); ++r) {
+    l -= std::log(y[r * classes + static_cast<size_t>(label[r])]);
+  }
+  return l;
+}
+
+std::vector<GradCase> gradient_cases() {
+  std::vector<GradCase> c;
+  const Shape s23{2, 3};
+  const Shape s234{2, 3, 4};
+  // Scalar operators.
+  for (const char* op : {"_plus_scalar", "_minus_scalar", "_rminus_scalar", "_mul_scalar",
+                         "_div_scalar", "_maximum_scalar", "_minimum_scalar", "_hypot_scalar"}) {
+    c.push_back({op, {{"scalar", "0.3"}}, {s23}});
+  }
+  for (const char* op :
+       {"_rdiv_scalar", "_power_scalar", "_rpower_scalar", "_mod_scalar", "_rmod_scalar"}) {
+    c.push_back({op, {{"scalar", "2.5"}}, {s23}, 0.5, 2});
+  }
+  // Unary math.
+  for (const char* op :
+       {"negative", "exp",     "sign", "round",   "rint",    "ceil",    "floor", "trunc", "fix",
+        "relu",     "sigmoid", "tanh", "square",  "expm1",   "abs",     "sin",   "cos",   "tan",
+        "arctan",   "sinh",    "cosh", "arcsinh", "degrees", "radians", "erf"}) {
+    c.push_back({op, {}, {s23}, -0.9, 0.9});
+  }
+  for (const char* op :
+       {"sqrt", "rsqrt", "cbrt", "rcbrt", "log", "log1p", "log2", "log10", "reciprocal"}) {
+    c.push_back({op, {}, {s23}, 0.5, 2});
+  }
+  for (const char* op : {"arcsin", "arccos", "arctanh"}) c.push_back({op, {}, {s23}, -0.8, 0.8});
+  c.push_back({"arccosh", {}, {s23}, 1.5, 3});
+  // Elementwise and broadcast binary operators.
+  for (const char* op : {"elemwise_add", "elemwise_sub", "elemwise_mul", "_grad_add", "_maximum",
+                         "_minimum", "_identity_with_attr_like_rhs"}) {
+    c.push_back({op, {}, {s23, s23}});
+  }
+  for (const char* op : {"elemwise_div", "_power", "_hypot", "_mod"}) {
+    c.push_back({op, {}, {s23, s23}, 0.5, 2});
+  }
+  for (const char* op : {"broadcast_add", "broadcast_sub", "broadcast_mul", "broadcast_maximum",
+                         "broadcast_minimum"}) {
+    c.push_back({op, {}, {s234, Shape{3, 1}}});
+    c.push_back({op, {}, {Shape{1, 4}, Shape{3, 1}}});
+  }
+  for (const char* op : {"broadcast_div", "broadcast_power", "broadcast_hypot", "broadcast_mod"}) {
+    c.push_back({op, {}, {s234, Shape{3, 1}}, 0.5, 2});
+  }
+  c.push_back({"add_n", {{"num_args", "3"}}, {s23, s23, s23}});
+  c.push_back({"_copy", {}, {s23}});
+  // Layer operators.
+  c.push_back({"FullyConnected", {{"num_hidden", "4"}}, {s234, Shape{4, 12}, Shape{4}}});
+  c.push_back({"FullyConnected",
+               {{"num_hidden", "4"}, {"flatten", "false"}},
+               {s234, Shape{4, 4}, Shape{4}}});
+  c.push_back({"FullyConnected", {{"num_hidden", "3"}, {"no_bias", "true"}}, {s23, Shape{3, 3}}});
+  for (const char* act : {"relu", "sigmoid", "tanh", "softrelu", "softsign"}) {
+    c.push_back({"Activation", {{"act_type", act}}, {s234}});
+  }
+  c.push_back(
+      {"SoftmaxOutput", {}, {Shape{4, 5}, Shape{4}}, -1, 1, class_labels(5), cross_entropy, {1}});
+  c.push_back({"LinearRegressionOutput",
+               {{"grad_scale", "0.5"}},
+               {Shape{4, 3}, Shape{4, 3}},
+               -1,
+               1,
+               {},
+               [](const std::vector<NDArray>& in, const std::vector<NDArray>& out) {
+                 // (y - label)^2 / 2 per row, times grad_scale / (label.size / label.shape[0]).
+                 const std::vector<double> y = f64_values(out[0]), l = f64_values(in[1]);
+                 double s = 0;
+                 for (size_t i = 0; i < y.size(); ++i) s += (y[i] - l[i]) * (y[i] - l[i]) / 2;
+                 return s * 0.5 / 3;
+               },
+               {1}});
+  for (const auto& [ta, tb, sa, sb] :
+       std::vector<std::tuple<const char*, const char*, Shape, Shape>>{
+           {"false", "false", Shape{2, 3}, Shape{3, 4}},
+           {"true", "false", Shape{3, 2}, Shape{3, 4}},
+           {"false", "true", Shape{2, 3}, Shape{4, 3}},
+           {"true", "true", Shape{3, 2}, Shape{4, 3}},
+           {"false", "false", Shape{3}, Shape{3}},
+           {"false", "false", Shape{2, 2, 3}, Shape{3, 2, 2}}}) {
+    c.push_back({"dot", {{"transpose_a", ta}, {"transpose_b", tb}}, {sa, sb}});
+  }
+  for (const auto& [ta, tb, sa, sb] :
+       std::vector<std::tuple<const char*, const char*, Shape, Shape>>{
+           {"false", "false", Shape{2, 2, 3}, Shape{2, 3, 4}},
+           {"true", "true", Shape{2, 3, 2}, Shape{2, 4, 3}}}) {
+    c.push_back({"batch_dot", {{"transpose_a", ta}, {"transpose_b", tb}}, {sa, sb}});
+  }
+  for (const char* op : {"softmax", "log_softmax", "softmin"}) {
+    c.push_back({op, {}, {s234}});
+    c.push_back({op, {{"axis", "1"}, {"temperature", "2"}}, {s234}});
+    c.push_back({op, {{"axis", "0"}, {"dtype", "float64"}}, {s234}});
+  }
+  // Shapes and reductions.
+  c.push_back({"Reshape", {{"shape", "(-1, 0)"}}, {s234}});
+  c.push_back({"Flatten", {}, {s234}});
+  c.push_back({"expand_dims", {{"axis", "1"}}, {s23}});
+  c.push_back({"squeeze", {}, {Shape{2, 1, 3}}});
+  for (const char* op : {"sum", "mean"}) {
+    c.push_back({op, {}, {s234}});
+    c.push_back({op, {{"axis", "1"}}, {s234}});
+    c.push_back({op, {{"axis", "(0, 2)"}, {"keepdims", "true"}}, {s234}});
+    c.push_back({op, {{"axis", "1"}, {"exclude", "true"}}, {s234}});
+  }
+  c.push_back({"broadcast_to", {{"shape", "(2, 3, 4)"}}, {Shape{1, 3, 1}}});
+  c.push_back({"transpose", {}, {s234}});
+  c.push_back({"transpose", {{"axes", "(2, 0, -2)"}}, {s234}});
+  c.push_back({"Cast", {{"dtype", "float64"}}, {s23}});
+  return c;
+}
+
+TEST(OpsGradientNumeric, EveryRuleAgreesWithCentralDifferences) {
+  uint32_t seed = 1;
+  for (const GradCase& c : gradient_cases()) check_gradient(c, seed++);
+}
+
+// A rule added without a numerical check here fails this test.
+TEST(OpsGradientNumeric, EveryRegisteredRuleIsChecked) {
+  std::set<std::string> checked;
+  for (const GradCase& c : gradient_cases()) checked.insert(get_op(c.op).name);
+  for (const std::string& name : list_op_names()) {
+    const Op& op = get_op(name);
+    if (find_gradient(op) == nullptr) continue;
+    EXPECT_TRUE(checked.count(op.name)) << op.name << " has a gradient rule but no numerical check";
+  }
+}
+
+// Aliases share their operator's rule.
+TEST(OpsGradientNumeric, AliasesShareRules) {
+  for (const char* alias :
+       {"_plus", "_Plus", "_add", "_minus", "_Minus", "_sub", "_Mul", "_mul", "_div", "_Div",
+        "identity", "Softmax", "ElementWiseSum", "flatten", "reshape", "sum_axis"}) {
+    EXPECT_NE(find_gradient(get_op(alias)), nullptr) << alias;
+  }
+  // Labels and indices are not differentiable.
+  for (const char* name : {"argmax", "one_hot", "_zeros", "zeros_like", "_random_uniform"}) {
+    EXPECT_EQ(find_gradient(get_op(name)), nullptr) << name;
   }
 }
 

@@ -44,10 +44,12 @@ void gemm_plain(const T* a, const T* b, T* c, const DotDims& d) {
   }
 }
 
-void dot_kernel(const NDArray& a, const NDArray& b, const NDArray& out, const DotDims& d) {
+}  // namespace
+
+void gemm(DType dtype, const void* a, const void* b, void* c, const DotDims& d) {
   if (d.m == 0 || d.n == 0) return;
   if (d.k == 0) {
-    std::memset(out.data(), 0, out.nbytes());
+    std::memset(c, 0, static_cast<size_t>(d.m * d.n) * dtype_size(dtype));
     return;
   }
   const auto ta = d.ta ? CblasTrans : CblasNoTrans;
@@ -56,26 +58,28 @@ void dot_kernel(const NDArray& a, const NDArray& b, const NDArray& out, const Do
   const auto ldb = static_cast<blasint>(d.tb ? d.k : d.n);
   const auto m = static_cast<blasint>(d.m), n = static_cast<blasint>(d.n),
              k = static_cast<blasint>(d.k);
-  switch (out.dtype()) {
+  switch (dtype) {
     case DType::kFloat32:
-      cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f, a.data_as<float>(), lda, b.data_as<float>(),
-                  ldb, 0.0f, out.data_as<float>(), n);
+      cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f, static_cast<const float*>(a), lda,
+                  static_cast<const float*>(b), ldb, 0.0f, static_cast<float*>(c), n);
       return;
     case DType::kFloat64:
-      cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, 1.0, a.data_as<double>(), lda,
-                  b.data_as<double>(), ldb, 0.0, out.data_as<double>(), n);
+      cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, 1.0, static_cast<const double*>(a), lda,
+                  static_cast<const double*>(b), ldb, 0.0, static_cast<double*>(c), n);
       return;
     default:
-      dispatch_dtype(out.dtype(), [&](auto tag) {
+      dispatch_dtype(dtype, [&](auto tag) {
         using T = decltype(tag);
-        gemm_plain<T>(a.data_as<T>(), b.data_as<T>(), out.data_as<T>(), d);
+        gemm_plain<T>(static_cast<const T*>(a), static_cast<const T*>(b), static_cast<T*>(c), d);
       });
   }
 }
 
+namespace {
+
 void dot(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out) {
   const DotDims d = dot_dims(p.get<DotParams>(), in[0].shape(), in[1].shape(), nullptr);
-  dot_kernel(in[0], in[1], out[0], d);
+  gemm(out[0].dtype(), in[0].data(), in[1].data(), out[0].data(), d);
 }
 
 // One matrix product per batch entry, on the inputs' and output's slabs.

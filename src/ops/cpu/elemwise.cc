@@ -214,6 +214,14 @@ void register_elemwise_kernels() {
   register_kernel("_zeros", kCPU, fill_kernel);
   register_kernel("_ones", kCPU, fill_kernel);
   register_kernel("add_n", kCPU, add_n_kernel);
+  register_kernel("elemwise_add", kCPU, binary_kernel<Add>);
+  register_kernel("elemwise_sub", kCPU, binary_kernel<Sub>);
+  register_kernel("elemwise_mul", kCPU, binary_kernel<Mul>);
+  register_kernel("elemwise_div", kCPU, binary_kernel<Div>);
+  register_kernel("_grad_add", kCPU, binary_kernel<Add>);
+  register_kernel("_copy", kCPU, convert_kernel);
+  register_kernel("_identity_with_attr_like_rhs", kCPU, convert_kernel);
+  register_kernel("_zeros_without_dtype", kCPU, fill_kernel);
 }
 
 }  // namespace nanomx::ops::cpu

@@ -17,6 +17,7 @@ void register_cpu_kernels() {
   cpu::register_random_kernels();
   cpu::register_math_kernels();
   cpu::register_nn_kernels();
+  cpu::register_backward_kernels();
 }
 
 }  // namespace nanomx::ops

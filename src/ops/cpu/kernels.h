@@ -10,6 +10,7 @@
 #include "nanomx/dtype.h"
 #include "nanomx/ndarray.h"
 #include "ops/kernel.h"
+#include "ops/op_params.h"
 
 namespace nanomx::ops::cpu {
 
@@ -25,6 +26,12 @@ void register_index_kernels();
 void register_random_kernels();
 void register_math_kernels();
 void register_nn_kernels();
+void register_backward_kernels();
+
+// C = op(A) * op(B) for row-major A, B, C of `dtype` (d.m x d.k times d.k x d.n, each
+// transposed as d.ta / d.tb say): OpenBLAS for float32 and float64, a plain loop otherwise.
+// The dot kernels and the backward operators share it.
+void gemm(DType dtype, const void* a, const void* b, void* c, const DotDims& d);
 
 // Element strides of an input of shape `in` (right-aligned) over the broadcast output shape
 // `out`; 0 on the axes it is broadcast along.
