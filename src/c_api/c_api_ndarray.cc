@@ -468,11 +468,17 @@ int MXImperativeInvoke(AtomicSymbolCreator creator, int num_inputs, NDArrayHandl
   if (num_given > 0) arrays_of(*outputs, num_given, "MXImperativeInvoke", given);
   // Autograd: one thread-local load and a branch when not recording.
   const bool recording = nanomx::autograd::is_recording();
-  if (recording) nanomx::autograd::check_outputs(given.span());
+  // The attributes as recorded: the thread's buffer may be reused by a call nested in this one
+  // (a custom operator's body run inline by the naive engine).
+  nanomx::ops::Attrs recorded_attrs;
+  if (recording) {
+    nanomx::autograd::check_outputs(given.span());
+    recorded_attrs = *attrs;
+  }
   nanomx::ops::OutputList results;
   nanomx::ops::invoke_into(op, in.span(), *attrs, given.span(), results);
   if (recording &&
-      nanomx::autograd::record(op, *attrs, in.span(), {results.data(), results.size()}) &&
+      nanomx::autograd::record(op, recorded_attrs, in.span(), {results.data(), results.size()}) &&
       num_given > 0) {
     // The given outputs' handles become the recorded outputs.
     for (size_t j = 0; j < num_given; ++j) {

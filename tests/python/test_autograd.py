@@ -175,3 +175,84 @@ def test_no_rule_is_a_clear_error():
         y = mx.nd.argmax(x * 1, axis=0)
     with pytest.raises(mx.MXNetError, match="argmax"):
         y.backward()
+
+
+# ---- composed operators against numpy ------------------------------------------------------------
+def _attach(values):
+    x = mx.nd.array(np.asarray(values, dtype=np.float32))
+    x.attach_grad()
+    return x
+
+
+def test_polynomial():
+    xv = np.array([-1.5, 0.0, 2.0, 3.0], dtype=np.float32)
+    x = _attach(xv)
+    with autograd.record():
+        y = x * x + 2 * x
+    y.backward()
+    _close(x.grad, 2 * xv + 2)
+
+
+def test_exp_log_chain():
+    xv = np.array([0.5, 1.0, 2.0], dtype=np.float32)
+    x = _attach(xv)
+    with autograd.record():
+        y = mx.nd.log(mx.nd.exp(x) + 1) * x
+    y.backward()
+    sig = 1 / (1 + np.exp(-xv))
+    _close(x.grad, np.log(np.exp(xv) + 1) + xv * sig, tol=1e-4)
+
+
+def test_broadcast_and_reduction():
+    av = np.arange(6, dtype=np.float32).reshape(2, 3)
+    bv = np.array([[1.0], [2.0]], dtype=np.float32)
+    a, b = _attach(av), _attach(bv)
+    with autograd.record():
+        y = mx.nd.sum(a * b - b)
+    y.backward()
+    _close(a.grad, np.broadcast_to(bv, (2, 3)))
+    _close(b.grad, (av - 1).sum(axis=1, keepdims=True))
+
+
+def test_dot():
+    rng = np.random.RandomState(0)
+    av = rng.randn(3, 4).astype(np.float32)
+    bv = rng.randn(4, 2).astype(np.float32)
+    a, b = _attach(av), _attach(bv)
+    head = rng.randn(3, 2).astype(np.float32)
+    with autograd.record():
+        y = mx.nd.dot(a, b)
+    y.backward(mx.nd.array(head))
+    _close(a.grad, head @ bv.T, tol=1e-4)
+    _close(b.grad, av.T @ head, tol=1e-4)
+
+
+def test_fully_connected_and_softmax():
+    rng = np.random.RandomState(1)
+    xv = rng.randn(4, 5).astype(np.float32)
+    wv = rng.randn(3, 5).astype(np.float32)
+    bv = rng.randn(3).astype(np.float32)
+    x, w, b = _attach(xv), _attach(wv), _attach(bv)
+    head = rng.randn(4, 3).astype(np.float32)
+    with autograd.record():
+        z = mx.nd.FullyConnected(x, w, b, num_hidden=3)
+        p = mx.nd.softmax(z)
+    p.backward(mx.nd.array(head))
+    zv = xv @ wv.T + bv
+    e = np.exp(zv - zv.max(axis=1, keepdims=True))
+    pv = e / e.sum(axis=1, keepdims=True)
+    gz = pv * (head - (head * pv).sum(axis=1, keepdims=True))
+    _close(p, pv, tol=1e-5)
+    _close(w.grad, gz.T @ xv, tol=1e-4)
+    _close(b.grad, gz.sum(axis=0), tol=1e-4)
+    _close(x.grad, gz @ wv, tol=1e-4)
+
+
+def test_variable_used_twice_sums():
+    xv = np.array([1.0, 2.0], dtype=np.float32)
+    x = _attach(xv)
+    with autograd.record():
+        y = x * 3
+        z = y * y + y
+    z.backward()
+    _close(x.grad, (2 * 3 * xv * 3) + 3)

@@ -36,6 +36,8 @@ def _make_function(op_name, handle, arg_names, arg_types):
     params = [n for n, t in zip(arg_names, arg_types) if not t.startswith("NDArray")]
     input_set, param_set = set(inputs), set(params)
     hint = op_name.lower()
+    # Custom passes every keyword on to the custom operator's property class (as text).
+    any_key = op_name == "Custom"
 
     def function(*args, name=None, attr=None, out=None, **kwargs):
         if out is not None:
@@ -68,14 +70,14 @@ def _make_function(op_name, handle, arg_names, arg_types):
                 kw_syms[key] = value
             elif key in input_set and value is None:
                 continue
-            elif key in param_set or key.startswith("__"):
+            elif key in param_set or key.startswith("__") or any_key:
                 if value is not _Null and value is not None:
                     keys.append(key)
                     vals.append(_attr_text(op_name, key, value))
             else:
                 raise TypeError("%s() got an unexpected keyword argument '%s' (it takes %s)"
                                 % (op_name, key, ", ".join(arg_names) or "none"))
-        if variadic and "num_args" in param_set and "num_args" not in keys:
+        if variadic and "num_args" in param_set and "num_args" not in keys and not any_key:
             keys.append("num_args")
             vals.append(str(len(pos_syms)))
         for k, v in AttrScope.current.get(attr).items():
