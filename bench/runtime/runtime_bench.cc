@@ -106,7 +106,7 @@ void BM_TinyOpInvokeBatch1000Profiled(benchmark::State& state) {
   profiler::set_config({{"profile_imperative", "true"},
                         {"filename", path},
                         {"continuous_dump", "true"},
-                        {"dump_period", "100000"}});
+                        {"dump_period", "86400"}});
   profiler::set_state(profiler::State::kRunning);
   tiny_op_loop(state, 1000, /*drain=*/true);
   profiler::set_state(profiler::State::kStopped);
@@ -137,7 +137,7 @@ void naive_push_loop(benchmark::State& state, bool profiled) {
     profiler::set_config({{"profile_imperative", "true"},
                           {"filename", path},
                           {"continuous_dump", "true"},
-                          {"dump_period", "100000"}});
+                          {"dump_period", "86400"}});
     profiler::set_state(profiler::State::kRunning);
   }
   int value = 0;

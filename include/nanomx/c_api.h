@@ -70,5 +70,7 @@ NANOMX_API int MXProfileSetMarker(ProfileHandle domain, const char* instant_mark
 #include "nanomx/c_api_autograd.h"
 /* Custom operators. */
 #include "nanomx/c_api_custom.h"
+/* Executors: symbols bound to arrays. */
+#include "nanomx/c_api_executor.h"
 
 #endif /* NANOMX_C_API_H_ */

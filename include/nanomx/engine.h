@@ -107,6 +107,11 @@ struct PushOptions {
   // shapes of 24 dims in all) only when the push is profiled.
   std::span<const Shape* const> input_shapes;
   std::span<const Shape* const> output_shapes;
+  // The bytes the operation reads and writes: its estimated cost. The threaded engine runs an
+  // operation that is ready when pushed and touches at most NANOMX_ENGINE_INLINE_BYTES bytes on
+  // the pushing thread, inside push (handing it to a worker costs more than such an operation);
+  // 0 (unknown) always goes to the workers. docs/runtime.md#engine (inline execution).
+  size_t bytes_touched = 0;
 };
 
 enum class EngineType { kThreadedPerDevice, kNaive };
@@ -137,8 +142,12 @@ class Engine {
   // The process engine, chosen at first use from NANOMX_ENGINE_TYPE / MXNET_ENGINE_TYPE
   // (ThreadedEnginePerDevice (default), ThreadedEngine (same), NaiveEngine).
   static Engine& get();
+  // The largest operation (bytes touched) the threaded engine runs on the pushing thread when it
+  // is ready at push, unless NANOMX_ENGINE_INLINE_BYTES says otherwise (0: never).
+  static constexpr size_t kDefaultInlineBytes = 64 * 1024;
   // A separate engine (tests, benchmarks). cpu_workers: threads per CPU device.
-  static std::unique_ptr<Engine> create(EngineType type, int cpu_workers);
+  static std::unique_ptr<Engine> create(EngineType type, int cpu_workers,
+                                        size_t inline_bytes = kDefaultInlineBytes);
 };
 
 // While one lives on a thread, every operation that thread pushes is named "<op_type>::<name>"

@@ -18,3 +18,4 @@ from . import symbol  # noqa: E402
 from . import symbol as sym  # noqa: F401,E402
 from . import autograd  # noqa: F401,E402
 from . import operator  # noqa: F401,E402
+from . import executor  # noqa: F401,E402

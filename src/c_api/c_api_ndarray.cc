@@ -14,6 +14,7 @@
 
 #include "autograd/autograd.h"
 #include "c_api/c_api_common.h"
+#include "c_api/c_api_objects.h"
 #include "c_api/handle_table.h"
 #include "c_api/ndarray_handles.h"
 #include "nanomx/ndarray.h"
@@ -120,6 +121,14 @@ thread_local std::vector<const char*> info_types;
 thread_local std::vector<const char*> info_descriptions;
 
 }  // namespace
+
+nanomx::NDArray& nanomx::c_api::ndarray_from_handle(NDArrayHandle handle, const char* function,
+                                                    const char* argument) {
+  return array_of(handle, function, argument);
+}
+NDArrayHandle nanomx::c_api::ndarray_to_handle(NDArray array) {
+  return new_handle(std::move(array));
+}
 
 int MXNDArrayCreateNone(NDArrayHandle* out) {
   NANOMX_API_BEGIN(MXNDArrayCreateNone);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "c_api/c_api_common.h"
+#include "c_api/c_api_objects.h"
 #include "c_api/handle_table.h"
 #include "nanomx/c_api.h"
 #include "nanomx/ops.h"
@@ -133,6 +134,11 @@ int infer_shape_impl(const char* function, SymbolHandle sym, uint32_t num_args, 
 }
 
 }  // namespace
+
+Symbol& nanomx::c_api::symbol_from_handle(SymbolHandle handle, const char* function,
+                                          const char* argument) {
+  return symbol_of(handle, function, argument);
+}
 
 int MXSymbolCreateVariable(const char* name, SymbolHandle* out) {
   NANOMX_API_BEGIN(MXSymbolCreateVariable);

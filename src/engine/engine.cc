@@ -327,11 +327,11 @@ EngineType parse_engine_type(std::string_view name) {
   return EngineType::kNaive;
 }
 
-std::unique_ptr<Engine> Engine::create(EngineType type, int cpu_workers) {
+std::unique_ptr<Engine> Engine::create(EngineType type, int cpu_workers, size_t inline_bytes) {
   NANOMX_CHECK(cpu_workers >= 1) << "engine: cpu worker threads must be at least 1, got "
                                  << cpu_workers;
   if (type == EngineType::kNaive) return make_naive_engine();
-  return make_threaded_engine(cpu_workers);
+  return make_threaded_engine(cpu_workers, inline_bytes);
 }
 
 namespace {
@@ -354,7 +354,14 @@ Engine& Engine::get() {
     const auto type_name = env::get("ENGINE_TYPE");
     const EngineType type =
         type_name ? parse_engine_type(*type_name) : EngineType::kThreadedPerDevice;
-    global_engine = create(type, env::get_int("CPU_WORKER_NTHREADS", 1)).release();
+    const int inline_bytes =
+        env::get_int("ENGINE_INLINE_BYTES", static_cast<int>(kDefaultInlineBytes));
+    NANOMX_CHECK(inline_bytes >= 0)
+        << "environment variable NANOMX_ENGINE_INLINE_BYTES must be 0 (off) or a byte count, got "
+        << inline_bytes;
+    global_engine =
+        create(type, env::get_int("CPU_WORKER_NTHREADS", 1), static_cast<size_t>(inline_bytes))
+            .release();
     // Registered after the dynamic linker's own exit handler, so it runs before it.
     std::atexit(finish_pending_work_at_exit);
     return global_engine;

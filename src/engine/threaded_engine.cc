@@ -225,7 +225,8 @@ class WorkerPool {
 
 class ThreadedEngine final : public Engine, private Completer {
  public:
-  explicit ThreadedEngine(int cpu_workers) : cpu_workers_(cpu_workers) {}
+  ThreadedEngine(int cpu_workers, size_t inline_bytes)
+      : cpu_workers_(cpu_workers), inline_bytes_(inline_bytes) {}
 
   ~ThreadedEngine() override {
     try {
@@ -252,6 +253,7 @@ class ThreadedEngine final : public Engine, private Completer {
       delete op;
       throw;
     }
+    op->run_inline = options.bytes_touched != 0 && options.bytes_touched <= inline_bytes_;
     submit(op);
   }
 
@@ -547,9 +549,11 @@ class ThreadedEngine final : public Engine, private Completer {
       hand_to_waiter(op);
       return;
     }
-    // As MXNet: only async and delete-var operations run inline on the pushing thread;
-    // everything else runs on the device's workers (or on a thread that waits for it).
-    const bool inline_prop = op->prop == FnProperty::kAsync || op->prop == FnProperty::kDeleteVar;
+    // Async and delete-var operations run inline on the pushing thread (as MXNet), and so do
+    // small ones ready at push: a hand-off to a worker costs more than they do. Everything else
+    // runs on the device's workers (or on a thread that waits for it).
+    const bool inline_prop =
+        op->prop == FnProperty::kAsync || op->prop == FnProperty::kDeleteVar || op->run_inline;
     if (at_push && inline_prop) {
       execute(op);
       return;
@@ -620,6 +624,7 @@ class ThreadedEngine final : public Engine, private Completer {
   }
 
   const int cpu_workers_;
+  const size_t inline_bytes_;
   static constexpr int kFastPools = 64;  // cpu(0) .. cpu(63): found without a lock
   std::array<std::atomic<WorkerPool*>, kFastPools> fast_pools_{};
   std::mutex pools_mutex_;
@@ -635,8 +640,8 @@ class ThreadedEngine final : public Engine, private Completer {
 
 }  // namespace
 
-std::unique_ptr<Engine> make_threaded_engine(int cpu_workers) {
-  return std::make_unique<ThreadedEngine>(cpu_workers);
+std::unique_ptr<Engine> make_threaded_engine(int cpu_workers, size_t inline_bytes) {
+  return std::make_unique<ThreadedEngine>(cpu_workers, inline_bytes);
 }
 
 }  // namespace nanomx::engine

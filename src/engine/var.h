@@ -132,6 +132,8 @@ struct OprBlock : base::Pooled<OprBlock> {
   const char* name = nullptr;
   profiler::NameId name_id = 0;
   bool profiled = false;
+  // Threaded engine: small enough to run on the pushing thread when ready at push.
+  bool run_inline = false;
   int slot = 0;
   uint64_t flow_id = 0;
   // Shapes for the trace, packed at push as the profiler's record carries them

@@ -73,9 +73,9 @@ std::span<const UnaryGrad> unary_grads() {
        [](double x, double s) { return -s / (x * x); }},
       {"_power_scalar", "_backward_power_scalar", false, true,
        [](double x, double s) { return s * std::pow(x, s - 1); }},
-      // d(s^x) = s^x ln s, from the output.
-      {"_rpower_scalar", "_backward_rpower_scalar", true, true,
-       [](double y, double s) { return y * std::log(s); }},
+      // d(s^x) = s^x ln s (from the input: the operator's declared needs).
+      {"_rpower_scalar", "_backward_rpower_scalar", false, true,
+       [](double x, double s) { return std::pow(s, x) * std::log(s); }},
       {"_maximum_scalar", "_backward_maximum_scalar", false, true,
        [](double x, double s) { return x >= s ? 1.0 : 0.0; }},
       {"_minimum_scalar", "_backward_minimum_scalar", false, true,

@@ -117,7 +117,7 @@ void register_same_shape(Registry& r, Op op, std::vector<std::string> aliases) {
 void register_elemwise_ops(Registry& r) {
   for (const char* name : {"broadcast_add", "broadcast_sub", "broadcast_mul", "broadcast_div"}) {
     const std::string n = name;
-    const bool needs_inputs = n == "broadcast_mul" || n == "broadcast_div";
+    // Every gradient is reduced back to its input's shape: both inputs are read.
     r.add({.name = name,
            .inputs = {"lhs", "rhs"},
            .keys = {},
@@ -127,7 +127,7 @@ void register_elemwise_ops(Registry& r) {
                },
            .infer_shape_known = &broadcast_known_2,
            .inplace = {{0, 0}, {1, 0}},
-           .backward = {.inputs = needs_inputs ? std::vector<int>{0, 1} : std::vector<int>{}}});
+           .backward = {.inputs = {0, 1}}});
   }
   for (const char* name : {"_plus_scalar", "_minus_scalar", "_rminus_scalar", "_mul_scalar",
                            "_div_scalar", "_rdiv_scalar"}) {
@@ -167,7 +167,8 @@ void register_elemwise_ops(Registry& r) {
          return CastParams{p.get_dtype("dtype", DType::kFloat32)};
        }),
        .infer_type = [](const ParsedParams& p, std::span<PartialDType>,
-                        std::span<PartialDType> out) { out[0] = p.get<CastParams>().dtype; }},
+                        std::span<PartialDType> out) { out[0] = p.get<CastParams>().dtype; },
+       .backward = {.inputs = {0}}},  // the gradient takes the input's dtype
       {"cast"});
   r.add({.name = "_copyto",
          .inputs = {"data"},

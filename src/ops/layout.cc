@@ -148,7 +148,8 @@ void register_layout_ops(Registry& r) {
              NANOMX_CHECK(out[i] >= 0) << "broadcast_to: negative dimension in " << Shape(target);
            }
            return out;
-         })});
+         }),
+         .backward = {.inputs = {0}}});
   r.add({.name = "transpose",
          .inputs = {"data"},
          .keys = {"axes"},
@@ -208,7 +209,8 @@ void register_layout_ops(Registry& r) {
                  out[0] = infer_reshape_partial(s.shape, in[0], s.reverse);
                }
              },
-         .inplace = {{0, 0}}},
+         .inplace = {{0, 0}},
+         .backward = {.inputs = {0}}},
         {"reshape"});
   // SliceChannel(data, num_outputs, axis=1, squeeze_axis=False): equal parts along an axis.
   r.add({.name = "SliceChannel",

@@ -169,7 +169,8 @@ void register_math_ops(Registry& r) {
            .parse = parser(parse_softmax),
            .infer_shape = infer_softmax_shape,
            .infer_type = infer_softmax_type,
-           .backward = {.outputs = {0}}});
+           // The input only for its dtype, when the call gives an output dtype.
+           .backward = {.inputs = {0}, .outputs = {0}}});
   }
 }
 

@@ -113,8 +113,9 @@ void register_reduce_ops(Registry& r) {
          .backward = std::move(needs)},
         std::move(aliases));
   };
-  add("sum", keys, false, {}, {"sum_axis"});
-  add("mean", keys, false, {}, {});
+  // Their gradients spread dy over the input's shape: the input is read for its shape.
+  add("sum", keys, false, {.inputs = {0}}, {"sum_axis"});
+  add("mean", keys, false, {.inputs = {0}}, {});
   add("prod", keys, false, {.inputs = {0}, .outputs = {0}}, {});
   add("nansum", keys, false, {.inputs = {0}}, {});
   add("nanprod", keys, false, {.inputs = {0}, .outputs = {0}}, {});

@@ -687,6 +687,11 @@ void invoke_into(const Op& op, std::span<const NDArray> in, const Attrs& attrs,
     options.input_shapes = shape_ptrs.span().first(n_in);
     options.output_shapes = shape_ptrs.span().subspan(n_in);
   }
+  // The cost estimate that lets a small call run on the calling thread (engine.h).
+  size_t bytes = 0;
+  for (const NDArray& a : in) bytes += a.nbytes();
+  for (const NDArray& o : results) bytes += o.nbytes();
+  options.bytes_touched = bytes;
   const Context push_ctx = results[0].ctx();
   const std::span<const engine::VarHandle> all_vars = vars.span();
   if (op.run_async) {

@@ -315,7 +315,8 @@ void register_shape_ops(Registry& r) {
                for (int i = 0, j = 0; i < nd + 1; ++i) s[i] = i == at ? 1 : in[0][j++];
                out[0] = s;
              },
-         .inplace = {{0, 0}}});
+         .inplace = {{0, 0}},
+         .backward = {.inputs = {0}}});
   r.add({.name = "squeeze",
          .inputs = {"data"},
          .keys = {"axis"},
@@ -326,7 +327,8 @@ void register_shape_ops(Registry& r) {
          .infer_shape = when_known([](const ParsedParams& p, const std::vector<Shape>& in) {
            return Shape(squeeze_shape(p.get<AxisListParams>().axes, in[0]));
          }),
-         .inplace = {{0, 0}}});
+         .inplace = {{0, 0}},
+         .backward = {.inputs = {0}}});
   r.add({.name = "Flatten",
          .inputs = {"data"},
          .keys = {},
@@ -350,7 +352,7 @@ void register_shape_ops(Registry& r) {
                out[0] = s;
              },
          .inplace = {{0, 0}},
-         .backward = {.differentiable = true}},
+         .backward = {.inputs = {0}}},
         {"flatten"});
   r.add({.name = "SwapAxis",
          .inputs = {"data"},

@@ -359,6 +359,120 @@ TEST(ThreadedEngine, RunsOnAWorkerThread) {
   engine->wait_all();
 }
 
+// Inline execution: a small operation ready at push runs inside push on the pushing thread.
+TEST(ThreadedEngine, SmallReadyOperationRunsInsidePush) {
+  auto engine = Engine::create(EngineType::kThreadedPerDevice, 1, /*inline_bytes=*/4096);
+  VarHandle var = engine->new_variable();
+  std::thread::id ran_on;
+  bool ran = false;
+  PushOptions small;
+  small.bytes_touched = 40;
+  engine->push(
+      [&] {
+        ran_on = std::this_thread::get_id();
+        ran = true;
+      },
+      Context::cpu(0), {}, std::vector<VarHandle>{var}, small);
+  EXPECT_TRUE(ran);  // done when push returned: no wait was needed
+  EXPECT_EQ(ran_on, std::this_thread::get_id());
+  engine->delete_variable({}, Context::cpu(0), var);
+  engine->wait_all();
+}
+
+// Unknown cost (0), a cost over the limit, or a limit of 0: the workers run it.
+TEST(ThreadedEngine, LargeOrUnknownOperationsGoToTheWorkers) {
+  for (auto [limit, bytes] : {std::pair<size_t, size_t>{4096, 0}, {4096, 4097}, {0, 40}}) {
+    auto engine = Engine::create(EngineType::kThreadedPerDevice, 1, limit);
+    VarHandle var = engine->new_variable();
+    std::atomic<bool> done{false};
+    std::thread::id ran_on;
+    PushOptions options;
+    options.bytes_touched = bytes;
+    engine->push(
+        [&] {
+          ran_on = std::this_thread::get_id();
+          done = true;
+        },
+        Context::cpu(0), {}, std::vector<VarHandle>{var}, options);
+    while (!done.load()) std::this_thread::yield();
+    EXPECT_NE(ran_on, std::this_thread::get_id()) << "limit " << limit << ", bytes " << bytes;
+    engine->delete_variable({}, Context::cpu(0), var);
+    engine->wait_all();
+  }
+}
+
+// A small operation whose variable has pending work is not run inside push (that would block
+// the caller on the pending work): it runs after that work, in order, on a worker.
+TEST(ThreadedEngine, SmallOperationWithPendingWorkStaysAsynchronous) {
+  auto engine = Engine::create(EngineType::kThreadedPerDevice, 1, 4096);
+  VarHandle var = engine->new_variable();
+  std::atomic<bool> release{false};
+  std::vector<int> order;
+  std::mutex order_mutex;
+  engine->push(
+      [&] {
+        while (!release.load()) std::this_thread::sleep_for(std::chrono::microseconds(50));
+        std::lock_guard lock(order_mutex);
+        order.push_back(1);
+      },
+      Context::cpu(0), {}, std::vector<VarHandle>{var});
+  PushOptions small;
+  small.bytes_touched = 8;
+  engine->push(
+      [&] {
+        std::lock_guard lock(order_mutex);
+        order.push_back(2);
+      },
+      Context::cpu(0), {}, std::vector<VarHandle>{var}, small);
+  {
+    std::lock_guard lock(order_mutex);
+    EXPECT_TRUE(order.empty());  // push returned although the small op could not run yet
+  }
+  release = true;
+  engine->wait_for_var(var);
+  EXPECT_EQ(order, (std::vector<int>{1, 2}));
+  engine->delete_variable({}, Context::cpu(0), var);
+  engine->wait_all();
+}
+
+// A chain of large operations returns from its pushes before the work is done.
+TEST(ThreadedEngine, ChainOfLargeOperationsReturnsBeforeTheWorkIsDone) {
+  auto engine = Engine::create(EngineType::kThreadedPerDevice, 1, 4096);
+  VarHandle var = engine->new_variable();
+  std::atomic<int> finished{0};
+  PushOptions large;
+  large.bytes_touched = 64 << 20;
+  for (int i = 0; i < 5; ++i) {
+    engine->push(
+        [&] {
+          std::this_thread::sleep_for(std::chrono::milliseconds(20));
+          ++finished;
+        },
+        Context::cpu(0), {}, std::vector<VarHandle>{var}, large);
+  }
+  EXPECT_LT(finished.load(), 5);
+  engine->wait_for_var(var);
+  EXPECT_EQ(finished.load(), 5);
+  engine->delete_variable({}, Context::cpu(0), var);
+  engine->wait_all();
+}
+
+// An error of an operation run inside push is kept on its outputs and raised at the next wait,
+// as on the asynchronous path; push itself does not throw.
+TEST(ThreadedEngine, InlineOperationErrorIsRaisedAtTheWait) {
+  auto engine = Engine::create(EngineType::kThreadedPerDevice, 1, 4096);
+  VarHandle var = engine->new_variable();
+  PushOptions small;
+  small.bytes_touched = 8;
+  EXPECT_NO_THROW(engine->push([] { NANOMX_THROW() << "inline failure"; }, Context::cpu(0), {},
+                               std::vector<VarHandle>{var}, small));
+  EXPECT_THROW(engine->wait_for_var(var), Error);
+  EXPECT_THROW(engine->wait_all(), Error);
+  EXPECT_NO_THROW(engine->wait_all());
+  engine->delete_variable({}, Context::cpu(0), var);
+  engine->wait_all();
+}
+
 // Occupies the only worker of `engine` until release is set (or 20 s passed, so that a broken
 // engine fails the test instead of hanging it).
 void occupy_worker(Engine& engine, VarHandle busy_var, std::atomic<bool>& started,

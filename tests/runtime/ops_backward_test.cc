@@ -182,6 +182,16 @@ TYPED_TEST(BackwardValues, SoftmaxOutputEachMode) {
                                       m.use_ignore, m.ignore),
                   tol, "SoftmaxOutput mode " + std::to_string(&m - modes));
   }
+  // MXNet's out_grad=True quirk multiplies by the output, not by a head gradient.
+  {
+    const Attrs attrs = {{"out_grad", "true"}};
+    const std::vector<NDArray> out = call("SoftmaxOutput", {data, label}, attrs);
+    const std::vector<double> g =
+        doubles<T>(call("_backward_SoftmaxOutput", {out[0], label}, attrs)[0]);
+    const std::vector<double> y = doubles<T>(out[0]);
+    const std::vector<double> plain = softmax_output_grad(y, {2, 0, 1}, 3, 1, 0, false, -1);
+    for (size_t i = 0; i < 9; ++i) EXPECT_NEAR(g[i], plain[i] * y[i], tol) << i;
+  }
   // A label outside [0, C) never matches: that row's gradient is the softmax itself.
   {
     const NDArray far = make<T>(Shape{3}, {5, 0, 1});

@@ -316,6 +316,69 @@ TEST(OpsGradientNumeric, EveryRegisteredRuleIsChecked) {
   }
 }
 
+// A builder that runs nothing: it records which forward inputs and outputs a rule reads and
+// which calls it adds, as a graph builder would see them.
+class RecordingBuilder final : public GradientBuilder {
+ public:
+  RecordingBuilder(const Op& op, const Attrs& attrs, int num_inputs)
+      : op_(op), attrs_(attrs), params_(parse_attrs(op, attrs, static_cast<size_t>(num_inputs))) {
+    num_inputs_ = num_inputs;
+    num_outputs_ = op.outputs_of(params_);
+  }
+  const Op& op() const override { return op_; }
+  const ParsedParams& params() const override { return params_; }
+  const Attrs& attrs() const override { return attrs_; }
+  int num_inputs() const override { return num_inputs_; }
+  int num_outputs() const override { return num_outputs_; }
+  GradValue input(int i) override {
+    inputs_read.insert(i);
+    return {next_++};
+  }
+  GradValue output(int i) override {
+    outputs_read.insert(i);
+    return {next_++};
+  }
+  GradValue out_grad(int) override { return {next_++}; }
+  std::vector<GradValue> add(std::string_view name, const Attrs& attrs,
+                             std::vector<GradValue> inputs) override {
+    const Op& op = get_op(name);
+    added.push_back(op.name);
+    const ParsedParams p = parse_attrs(op, attrs, inputs.size());
+    const size_t want = op.variadic() ? inputs.size() : op.input_names_of(p).size();
+    EXPECT_EQ(inputs.size(), want) << op_.name << "'s rule calls " << op.name;
+    std::vector<GradValue> out;
+    for (int j = 0; j < op.outputs_of(p); ++j) out.push_back({next_++});
+    return out;
+  }
+  std::set<int> inputs_read, outputs_read;
+  std::vector<std::string> added;
+
+ private:
+  const Op& op_;
+  const Attrs& attrs_;
+  ParsedParams params_;
+  int num_inputs_ = 0, num_outputs_ = 0, next_ = 0;
+};
+
+// What a rule reads is what its operator declares (autograd keeps exactly that alive), and every
+// call it adds takes the inputs its operator expects.
+TEST(OpsGradientNumeric, RulesReadOnlyWhatTheirOperatorDeclares) {
+  for (const GradCase& c : gradient_cases()) {
+    SCOPED_TRACE(c.label());
+    const Op& op = get_op(c.op);
+    const GradientFn* rule = find_gradient(op);
+    ASSERT_NE(rule, nullptr);
+    RecordingBuilder b(op, c.attrs, static_cast<int>(c.shapes.size()));
+    const std::vector<GradValue> grads = (*rule)(b);
+    EXPECT_EQ(grads.size(), c.shapes.size());
+    EXPECT_TRUE(op.backward.differentiable);
+    const std::set<int> inputs(op.backward.inputs.begin(), op.backward.inputs.end());
+    const std::set<int> outputs(op.backward.outputs.begin(), op.backward.outputs.end());
+    for (int i : b.inputs_read) EXPECT_TRUE(inputs.count(i)) << "reads input " << i;
+    for (int i : b.outputs_read) EXPECT_TRUE(outputs.count(i)) << "reads output " << i;
+  }
+}
+
 // Aliases share their operator's rule.
 TEST(OpsGradientNumeric, AliasesShareRules) {
   for (const char* alias :

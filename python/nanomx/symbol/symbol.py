@@ -260,6 +260,25 @@ class Symbol(object):
             raise TypeError("fname need to be string")
         _LIB.symbol_save(self.handle, fname)
 
+    # ---- binding (nanomx/executor.py) ----
+    def simple_bind(self, ctx, grad_req="write", type_dict=None, stype_dict=None,
+                    group2ctx=None, shared_arg_names=None, shared_exec=None, shared_buffer=None,
+                    **kwargs):
+        """Binds to new zero-filled arrays: shapes given as name=tuple, the rest inferred."""
+        from ..executor import _simple_bind
+        return _simple_bind(self, ctx, grad_req, type_dict, stype_dict, group2ctx,
+                            shared_arg_names, shared_exec, shared_buffer, **kwargs)
+
+    _simple_bind = simple_bind
+
+    def bind(self, ctx, args, args_grad=None, grad_req="write", aux_states=None, group2ctx=None,
+             shared_exec=None):
+        """Binds to the caller's arrays (used as given, no copy)."""
+        from ..executor import _bind
+        return _bind(self, ctx, args, args_grad, grad_req, aux_states, group2ctx, shared_exec)
+
+    _bind = bind
+
     def debug_str(self):
         return _LIB.symbol_print(self.handle)
 

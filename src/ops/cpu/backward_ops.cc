@@ -63,39 +63,38 @@ void fc_backward(const ParsedParams& pp, std::span<const NDArray> in,
   gemm(t, dy.data(), w.data(), out[0].data(), DotDims{m, n, k, false, false});
 }
 
+// dx = dy * f'(...) in the dtype's compute type (as MXNet's kernels), one loop per act_type.
+template <typename T, typename F>
+void map_grad(const NDArray& dy, const NDArray& v, const NDArray& dx, F f) {
+  using C = compute_t<T>;
+  const T* g = dy.data_as<T>();
+  const T* a = v.data_as<T>();
+  T* o = dx.data_as<T>();
+  const int64_t n = dx.size();
+  for (int64_t i = 0; i < n; ++i) o[i] = T(to_compute(g[i]) * f(C(to_compute(a[i]))));
+}
+
 void activation_backward(const ParsedParams& pp, std::span<const NDArray> in,
                          std::span<const NDArray> out) {
   const ActType act = pp.get<ActivationParams>().act;
   dispatch_float(in[0].dtype(), pp.op(), [&](auto tag) {
     using T = decltype(tag);
-    const T* dy = in[0].data_as<T>();
-    const T* y = in[1].data_as<T>();
-    const T* x = in.size() > 2 ? in[2].data_as<T>() : nullptr;
-    T* dx = out[0].data_as<T>();
-    const int64_t size = out[0].size();
-    for (int64_t i = 0; i < size; ++i) {
-      const double g = to_double(dy[i]), yv = to_double(y[i]);
-      double d = 0;
-      switch (act) {
-        case ActType::kRelu:
-          d = std::isnan(yv) ? yv : (yv > 0 ? 1.0 : 0.0);
-          break;
-        case ActType::kSigmoid:
-          d = yv * (1 - yv);
-          break;
-        case ActType::kTanh:
-          d = 1 - yv * yv;
-          break;
-        case ActType::kSoftRelu:
-          d = -std::expm1(-yv);
-          break;
-        case ActType::kSoftSign: {
-          const double a = 1 + std::abs(to_double(x[i]));
-          d = 1 / (a * a);
-          break;
-        }
-      }
-      dx[i] = from_double<T>(g * d);
+    using C = compute_t<T>;
+    const NDArray &dy = in[0], &y = in[1], &dx = out[0];
+    switch (act) {
+      case ActType::kRelu:  // NaN passes through
+        return map_grad<T>(dy, y, dx, [](C v) { return std::isnan(v) ? v : C(v > C(0)); });
+      case ActType::kSigmoid:
+        return map_grad<T>(dy, y, dx, [](C v) { return v * (C(1) - v); });
+      case ActType::kTanh:
+        return map_grad<T>(dy, y, dx, [](C v) { return C(1) - v * v; });
+      case ActType::kSoftRelu:
+        return map_grad<T>(dy, y, dx, [](C v) { return -std::expm1(-v); });
+      case ActType::kSoftSign:
+        return map_grad<T>(dy, in[2], dx, [](C v) {
+          const C a = C(1) + std::abs(v);
+          return C(1) / (a * a);
+        });
     }
   });
 }
@@ -147,23 +146,6 @@ void softmax_output_backward(const ParsedParams& pp, std::span<const NDArray> in
       for (int64_t r = 0; r < rows; ++r) labels[static_cast<size_t>(r)] = to_double(l[r]);
     });
     const int ignore = static_cast<int>(p.ignore_label);
-    const double a = p.smooth_alpha;
-    const double off = classes > 1 ? a / static_cast<double>(classes - 1) : 0.0;
-    for (int64_t r = 0; r < rows; ++r) {
-      // Row r: multi_output's (batch b, position q) walks the class axis `inner` apart.
-      const int64_t base = p.multi_output ? (r / inner) * classes * inner + r % inner : r * classes;
-      const int lab = static_cast<int>(labels[static_cast<size_t>(r)]);
-      const bool ignored = p.use_ignore && lab == ignore;
-      for (int64_t j = 0; j < classes; ++j) {
-        const int64_t i = base + j * inner;
-        double v = 0;
-        if (!ignored) {
-          const double target = j == lab ? 1 - a : (a > 0 ? off : 0.0);
-          v = to_double(o[i]) - target;
-        }
-        g[i] = from_double<T>(v);
-      }
-    }
     double valid = 1;
     if (p.normalization == "batch") {
       valid = static_cast<double>(label.shape().ndim() > 0 ? label.shape()[0] : 1);
@@ -174,8 +156,27 @@ void softmax_output_backward(const ParsedParams& pp, std::span<const NDArray> in
     }
     double scale = p.grad_scale / valid;
     if (p.multi_output && p.normalization != "valid") scale /= static_cast<double>(inner);
-    if (scale != 1) {
-      for (int64_t i = 0; i < size; ++i) g[i] = from_double<T>(to_double(g[i]) * scale);
+    const double a = p.smooth_alpha;
+    const double off = a > 0 && classes > 1 ? a / static_cast<double>(classes - 1) : 0.0;
+    // One pass, each output element read before its gradient is written (the gradient may
+    // share the output's buffer).
+    for (int64_t r = 0; r < rows; ++r) {
+      // Row r: multi_output's (batch b, position q) walks the class axis `inner` apart.
+      const int64_t base = p.multi_output ? (r / inner) * classes * inner + r % inner : r * classes;
+      const int lab = static_cast<int>(labels[static_cast<size_t>(r)]);
+      const bool ignored = p.use_ignore && lab == ignore;
+      for (int64_t j = 0; j < classes; ++j) {
+        const int64_t i = base + j * inner;
+        double v = 0;
+        if (!ignored) {
+          const double y = to_double(o[i]);
+          v = (y - (j == lab ? 1 - a : off)) * scale;
+          // MXNet's quirk: out_grad=True multiplies by the operator's output (its backward
+          // never receives the head gradient).
+          if (p.out_grad) v *= y;
+        }
+        g[i] = from_double<T>(v);
+      }
     }
   });
 }
