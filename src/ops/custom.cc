@@ -357,7 +357,12 @@ void register_custom_gradient() {
     for (int i = 0; i < n_args; ++i) in.push_back(b.input(i));
     for (int i = 0; i < n_out; ++i) in.push_back(b.output(i));
     for (int i = n_args; i < b.num_inputs(); ++i) in.push_back(b.input(i));
-    std::vector<GradValue> grads = b.add("_backward_Custom", b.attrs(), std::move(in));
+    // The forward call's attributes, but not its input count (a graph node carries num_args).
+    Attrs attrs;
+    for (const auto& kv : b.attrs()) {
+      if (kv.first != "num_args") attrs.push_back(kv);
+    }
+    std::vector<GradValue> grads = b.add("_backward_Custom", attrs, std::move(in));
     grads.resize(static_cast<size_t>(b.num_inputs()));  // auxiliary states: none
     return grads;
   });

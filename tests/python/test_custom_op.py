@@ -225,3 +225,135 @@ def test_custom_operator_profiling(enable_profiler):
     assert "Custom" not in target["Time"].get("operator", {})
     assert "_backward_Custom" not in target["Time"].get("operator", {})
     profiler.set_state("stop")
+
+
+# ---- symbolic -----------------------------------------------------------------------------------
+def test_symbolic_forward_backward():
+    data = mx.sym.Variable("data")
+    out = mx.sym.Custom(data, op_type="MySigmoid", name="sig")
+    assert out.list_arguments() == ["data"]
+    assert out.list_outputs() == ["sig_output"]
+    assert out.infer_shape(data=(2, 3))[1] == [(2, 3)]
+    node = [n for n in json.loads(out.tojson())["nodes"] if n["op"] == "Custom"][0]
+    assert node["attrs"]["op_type"] == "MySigmoid"
+    xv = np.linspace(-2, 2, 6).reshape(2, 3).astype(np.float32)
+    exe = out.simple_bind(mx.cpu(), data=(2, 3))
+    exe.forward(is_train=True, data=mx.nd.array(xv))
+    s = _sigmoid(xv)
+    np.testing.assert_allclose(exe.outputs[0].asnumpy(), s, rtol=1e-5)
+    head = np.arange(6, dtype=np.float32).reshape(2, 3)
+    exe.backward(mx.nd.array(head))
+    np.testing.assert_allclose(exe.grad_dict["data"].asnumpy(), head * s * (1 - s), rtol=1e-5,
+                               atol=1e-6)
+
+
+def test_symbolic_two_inputs_by_name_in_a_graph():
+    a = mx.sym.Variable("a")
+    b = mx.sym.Variable("b")
+    out = mx.sym.Custom(b=b * 2, a=a, op_type="Scale", factor=3) + 1
+    av = np.ones((2, 3), dtype=np.float32)
+    bv = np.full((2, 3), 4.0, dtype=np.float32)
+    exe = out.bind(mx.cpu(), {"a": mx.nd.array(av), "b": mx.nd.array(bv)},
+                   args_grad={"a": mx.nd.zeros((2, 3)), "b": mx.nd.zeros((2, 3))})
+    exe.forward(is_train=True)
+    np.testing.assert_allclose(exe.outputs[0].asnumpy(), av * 3 + bv * 2 + 1)
+    exe.backward(mx.nd.ones((2, 3)))
+    np.testing.assert_allclose(exe.grad_dict["a"].asnumpy(), np.full((2, 3), 3.0))
+    np.testing.assert_allclose(exe.grad_dict["b"].asnumpy(), np.full((2, 3), 2.0))
+
+
+def test_symbolic_loss_backward_without_head_gradient():
+    data = mx.sym.Variable("data")
+    label = mx.sym.Variable("label")
+    loss = mx.sym.Custom(data, label, op_type="SquareLoss")
+    exe = loss.simple_bind(mx.cpu(), data=(3,), label=(3,))
+    exe.forward(is_train=True, data=mx.nd.array([1.0, 2.0, 3.0]),
+                label=mx.nd.array([1.0, 0.0, 5.0]))
+    np.testing.assert_allclose(exe.outputs[0].asnumpy(), [0.0, 4.0, 4.0])
+    exe.backward(mx.nd.ones((3,)))
+    np.testing.assert_allclose(exe.grad_dict["data"].asnumpy(), [0.0, 4.0, -4.0])
+
+
+def test_symbolic_raising_forward():
+    exe = mx.sym.Custom(mx.sym.Variable("x"), op_type="Broken").simple_bind(mx.cpu(), x=(2,))
+    exe.forward()
+    with pytest.raises(mx.MXNetError, match="forward"):
+        exe.outputs[0].asnumpy()
+    with pytest.raises(mx.MXNetError):
+        mx.nd.waitall()
+    np.testing.assert_allclose((mx.nd.ones((2,)) * 2).asnumpy(), [2.0, 2.0])
+
+
+# ---- MXNet's test_profiler.py: custom operators, imperative and symbolic ----------------------
+class MyAdd(mx.operator.CustomOp):
+    def forward(self, is_train, req, in_data, out_data, aux):
+        self.assign(out_data[0], req[0], in_data[0] + 1)
+
+    def backward(self, req, out_grad, in_data, out_data, in_grad, aux):
+        self.assign(in_grad[0], req[0], out_grad[0])
+
+
+@mx.operator.register("MyAdd1")
+class MyAdd1Prop(mx.operator.CustomOpProp):
+    def list_arguments(self):
+        return ["data"]
+
+    def list_outputs(self):
+        return ["output"]
+
+    def infer_shape(self, in_shape):
+        return in_shape, [in_shape[0]], []
+
+    def create_operator(self, ctx, shapes, dtypes):
+        return MyAdd()
+
+
+@mx.operator.register("MyAdd2")
+class MyAdd2Prop(MyAdd1Prop):
+    pass
+
+
+@pytest.mark.parametrize("mode", ["imperative", "symbolic"])
+def test_custom_operator_profiling_multiple_custom_ops(enable_profiler, mode):
+    enable_profiler("test_custom_operator_profiling_multiple_custom_ops_%s.json" % mode,
+                    run=True, continuous_dump=True, aggregate_stats=True)
+    inp = mx.nd.zeros(shape=(100, 100))
+    if mode == "imperative":
+        x = inp + 1
+        y = mx.nd.Custom(inp, op_type="MyAdd1")
+        z = mx.nd.Custom(inp, op_type="MyAdd2")
+        results = [x, y, z]
+    else:
+        a = mx.symbol.Variable("a")
+        b = a + 1
+        c = mx.symbol.Custom(data=a, op_type="MyAdd1")
+        d = mx.symbol.Custom(data=a, op_type="MyAdd2")
+        e = b.bind(mx.cpu(), {"a": inp})
+        f = c.bind(mx.cpu(), {"a": inp})
+        g = d.bind(mx.cpu(), {"a": inp})
+        results = [e.forward()[0], f.forward()[0], g.forward()[0]]
+    mx.nd.waitall()
+    for r in results:
+        np.testing.assert_allclose(r.asnumpy(), np.ones((100, 100)))
+    profiler.dump(False)
+    target = json.loads(profiler.dumps(format="json"))
+    assert "Time" in target and "Custom Operator" in target["Time"]
+    names = target["Time"]["Custom Operator"]
+    for name in ("MyAdd1::pure_python", "MyAdd2::pure_python", "MyAdd1::_plus_scalar",
+                 "MyAdd2::_plus_scalar"):
+        assert name in names, (name, sorted(names))
+    profiler.set_state("stop")
+
+
+def test_everything_above_under_the_naive_engine():
+    """MXNet runs these tests again with MXNET_ENGINE_TYPE=NaiveEngine: bodies then run inline
+    on the calling thread."""
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, NANOMX_ENGINE_TYPE="NaiveEngine")
+    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                             os.path.abspath(__file__), "-k", "not naive_engine"],
+                            env=env, capture_output=True, text=True, timeout=600,
+                            cwd=os.path.dirname(os.path.abspath(__file__)))
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
