@@ -289,7 +289,15 @@ int MXNDArrayReshape64(NDArrayHandle handle, int ndim, dim_t* dims, bool reverse
       << "MXNDArrayReshape64: ndim " << ndim << " is out of range (expected 0..64)";
   if (ndim > 0) check_not_null(dims, "MXNDArrayReshape64", "dims");
   const std::vector<int64_t> spec(dims, dims + ndim);
-  *out = new_handle(a.reshape(nanomx::ops::infer_reshape(spec, a.shape(), reverse)));
+  NDArray view = a.reshape(nanomx::ops::infer_reshape(spec, a.shape(), reverse));
+  // While recording, a view of an array in a graph is recorded as the Reshape it is (MXNet's
+  // ReshapeWithRecord), so that gradients flow through x.reshape(...).
+  if (nanomx::autograd::is_recording() && nanomx::autograd::in_graph(a)) {
+    static const nanomx::ops::Op& reshape = nanomx::ops::get_op("Reshape");
+    const nanomx::ops::Attrs attrs = {{"shape", view.shape().str()}};
+    nanomx::autograd::record(reshape, attrs, {&a, 1}, {&view, 1});
+  }
+  *out = new_handle(std::move(view));
   NANOMX_API_END();
 }
 

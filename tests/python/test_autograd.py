@@ -256,3 +256,15 @@ def test_variable_used_twice_sums():
         z = y * y + y
     z.backward()
     _close(x.grad, (2 * 3 * xv * 3) + 3)
+
+
+def test_reshape_view_is_recorded():
+    xv = np.arange(6, dtype=np.float32)
+    x = _attach(xv)
+    with autograd.record():
+        y = x.reshape((2, 3)) * 2
+        z = mx.nd.sum(y * y)
+    z.backward()
+    _close(x.grad, 8 * xv)
+    # Outside record() a reshape is a plain view.
+    assert x.reshape((3, 2)).shape == (3, 2)
