@@ -35,6 +35,15 @@ void report(const char* what, py::error_already_set& e) {
     text = e.what();
   }
   py::print(std::string("Error in ") + what + ": " + text);
+  // The reason, for the MXNetError the caller gets: "ValueError: <message>".
+  std::string reason;
+  try {
+    reason =
+        std::string(py::str(e.type().attr("__name__"))) + ": " + std::string(py::str(e.value()));
+  } catch (py::error_already_set&) {
+    reason = e.what();
+  }
+  MXAPISetLastError(reason.c_str());
 }
 
 // The factories of registered op types: factory(op_type, kwargs) -> property adapter.

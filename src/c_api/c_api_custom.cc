@@ -12,6 +12,7 @@
 #include "autograd/autograd.h"
 #include "c_api/c_api_common.h"
 #include "c_api/ndarray_handles.h"
+#include "nanomx/c_api.h"
 #include "nanomx/error.h"
 #include "ops/custom.h"
 
@@ -59,6 +60,20 @@ class HandleList {
   std::vector<void*> ptrs_;
   std::vector<int> tags_;
 };
+
+// Runs a user callback with the thread's last error cleared, so that a failure's reason is the
+// one the callback gave (MXAPISetLastError).
+template <typename Call>
+int run_user(Call&& call) {
+  MXAPISetLastError("");
+  return call();
+}
+
+// ": <reason>" for the message of a failed callback.
+std::string user_reason() {
+  const std::string reason = MXGetLastError();
+  return reason.empty() ? ": the callback failed (its error is printed above)" : ": " + reason;
+}
 
 // Recording off and training set while the user's body runs.
 class BodyFlags {
@@ -113,10 +128,11 @@ class CApiOperator final : public custom::Operator {
     auto fn = callbacks_.get<CustomOpFBFunc>(index);
     NANOMX_CHECK(fn != nullptr) << "custom operator " << op_type_ << ": no " << what << " callback";
     BodyFlags flags(is_train);
-    NANOMX_CHECK(fn(list.size(), list.ptrs(), list.tags(), req.data(), is_train ? 1 : 0,
-                    callbacks_.state(index)) != 0)
-        << "Error in CustomOp." << what << " of custom operator " << op_type_
-        << " (the user's exception is printed above)";
+    NANOMX_CHECK(run_user([&] {
+                   return fn(list.size(), list.ptrs(), list.tags(), req.data(), is_train ? 1 : 0,
+                             callbacks_.state(index));
+                 }) != 0)
+        << "Error in CustomOp." << what << " of custom operator " << op_type_ << user_reason();
   }
   std::string op_type_;
   Callbacks callbacks_;
@@ -161,9 +177,11 @@ class CApiProp final : public custom::Prop {
       ndims[slot] = s.ndim();
       shapes[slot] = given.back().data();
     }
-    NANOMX_CHECK(fn(static_cast<int>(n), ndims.data(), shapes.data(),
-                    callbacks_.state(kCustomOpPropInferShape)) != 0)
-        << "Error in " << op_type_ << ".infer_shape (the user's exception is printed above)";
+    NANOMX_CHECK(run_user([&] {
+                   return fn(static_cast<int>(n), ndims.data(), shapes.data(),
+                             callbacks_.state(kCustomOpPropInferShape));
+                 }) != 0)
+        << "Error in " << op_type_ << ".infer_shape" << user_reason();
     auto shape_at = [&](size_t i) {
       NANOMX_CHECK(ndims[i] >= 0 && (ndims[i] == 0 || shapes[i] != nullptr))
           << op_type_ << ".infer_shape returned an invalid shape for slot " << i;
@@ -186,9 +204,11 @@ class CApiProp final : public custom::Prop {
     std::vector<int> types(n_in + n_out + n_aux, -1);
     for (size_t i = 0; i < n_in; ++i) types[i] = in[i];
     for (size_t i = 0; i < n_aux; ++i) types[n_in + n_out + i] = aux[i];
-    NANOMX_CHECK(fn(static_cast<int>(types.size()), types.data(),
-                    callbacks_.state(kCustomOpPropInferType)) != 0)
-        << "Error in " << op_type_ << ".infer_type (the user's exception is printed above)";
+    NANOMX_CHECK(run_user([&] {
+                   return fn(static_cast<int>(types.size()), types.data(),
+                             callbacks_.state(kCustomOpPropInferType));
+                 }) != 0)
+        << "Error in " << op_type_ << ".infer_type" << user_reason();
     for (size_t i = 0; i < n_in; ++i) in[i] = types[i];
     out.assign(types.begin() + static_cast<std::ptrdiff_t>(n_in),
                types.begin() + static_cast<std::ptrdiff_t>(n_in + n_out));
@@ -211,10 +231,12 @@ class CApiProp final : public custom::Prop {
     for (auto& d : dims) shape_ptrs.push_back(d.data());
     const std::string ctx_text = ctx.str();
     MXCallbackList ret{0, nullptr, nullptr};
-    NANOMX_CHECK(fn(ctx_text.c_str(), static_cast<int>(shapes.size()), shape_ptrs.data(),
-                    ndims.data(), dtypes.data(), &ret,
-                    callbacks_.state(kCustomOpPropCreateOperator)) != 0)
-        << "Error in " << op_type_ << ".create_operator (the user's exception is printed above)";
+    NANOMX_CHECK(run_user([&] {
+                   return fn(ctx_text.c_str(), static_cast<int>(shapes.size()), shape_ptrs.data(),
+                             ndims.data(), dtypes.data(), &ret,
+                             callbacks_.state(kCustomOpPropCreateOperator));
+                 }) != 0)
+        << "Error in " << op_type_ << ".create_operator" << user_reason();
     return std::make_unique<CApiOperator>(op_type_, ret);
   }
 
@@ -225,8 +247,8 @@ class CApiProp final : public custom::Prop {
     auto fn = callbacks_.get<CustomOpListFunc>(index);
     if (fn == nullptr) return fallback;
     char** names = nullptr;
-    NANOMX_CHECK(fn(&names, callbacks_.state(index)) != 0)
-        << "Error in " << op_type_ << "." << what << " (the user's exception is printed above)";
+    NANOMX_CHECK(run_user([&] { return fn(&names, callbacks_.state(index)); }) != 0)
+        << "Error in " << op_type_ << "." << what << user_reason();
     std::vector<std::string> out;
     for (char** p = names; p != nullptr && *p != nullptr; ++p) out.emplace_back(*p);
     return out;
@@ -243,21 +265,22 @@ int MXCustomOpRegister(const char* op_type, CustomOpPropCreator creator) {
   nanomx::c_api::check_not_null(op_type, "MXCustomOpRegister", "op_type");
   nanomx::c_api::check_not_null(reinterpret_cast<const void*>(creator), "MXCustomOpRegister",
                                 "creator");
-  custom::register_op(op_type,
-                      [creator](const std::string& type,
-                                const nanomx::ops::Attrs& kw) -> std::unique_ptr<custom::Prop> {
-                        std::vector<const char*> keys, vals;
-                        for (const auto& [k, v] : kw) {
-                          keys.push_back(k.c_str());
-                          vals.push_back(v.c_str());
-                        }
-                        MXCallbackList list{0, nullptr, nullptr};
-                        NANOMX_CHECK(creator(type.c_str(), static_cast<int>(keys.size()),
-                                             keys.data(), vals.data(), &list) != 0)
-                            << "Error in the property creator of custom operator " << type
-                            << " (the user's exception is printed above)";
-                        return std::make_unique<CApiProp>(type, list,
-                                                          nanomx::autograd::is_training());
-                      });
+  custom::register_op(
+      op_type,
+      [creator](const std::string& type,
+                const nanomx::ops::Attrs& kw) -> std::unique_ptr<custom::Prop> {
+        std::vector<const char*> keys, vals;
+        for (const auto& [k, v] : kw) {
+          keys.push_back(k.c_str());
+          vals.push_back(v.c_str());
+        }
+        MXCallbackList list{0, nullptr, nullptr};
+        NANOMX_CHECK(run_user([&] {
+                       return creator(type.c_str(), static_cast<int>(keys.size()), keys.data(),
+                                      vals.data(), &list);
+                     }) != 0)
+            << "Error in the property creator of custom operator " << type << user_reason();
+        return std::make_unique<CApiProp>(type, list, nanomx::autograd::is_training());
+      });
   NANOMX_API_END();
 }

@@ -111,6 +111,12 @@ class Broken(mx.operator.CustomOp):
         raise ValueError("broken on purpose")
 
 
+@mx.operator.register("BadShape")
+class BadShapeProp(mx.operator.CustomOpProp):
+    def infer_shape(self, in_shape):
+        raise ValueError("no")
+
+
 def _sigmoid(x):
     return 1.0 / (1.0 + np.exp(-x))
 
@@ -161,12 +167,16 @@ def test_errors():
         mx.nd.Custom(x)
     with pytest.raises(mx.MXNetError, match="Cannot find custom operator NoSuchOp"):
         mx.nd.Custom(x, op_type="NoSuchOp")
+    with pytest.raises(mx.MXNetError, match="Error in BadShape.infer_shape: ValueError: no"):
+        mx.nd.Custom(x, op_type="BadShape")
 
 
 def test_raising_forward_reaches_the_caller_and_engine_keeps_working():
     x = mx.nd.ones((3,))
     y = mx.nd.Custom(x, op_type="Broken")
-    with pytest.raises(mx.MXNetError, match="forward"):
+    with pytest.raises(mx.MXNetError,
+                       match="Error in CustomOp.forward of custom operator Broken: "
+                             "ValueError: broken on purpose"):
         y.wait_to_read()
     with pytest.raises(mx.MXNetError):
         mx.nd.waitall()
