@@ -5,6 +5,7 @@
 #include "nanomx/c_api_custom.h"
 
 #include <memory>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -213,6 +214,26 @@ class CApiProp final : public custom::Prop {
     out.assign(types.begin() + static_cast<std::ptrdiff_t>(n_in),
                types.begin() + static_cast<std::ptrdiff_t>(n_in + n_out));
     for (size_t i = 0; i < n_aux; ++i) aux[i] = types[n_in + n_out + i];
+  }
+
+  std::vector<int> declare_backward_dependency(std::span<const int> out_grad,
+                                               std::span<const int> in_data,
+                                               std::span<const int> out_data) override {
+    auto fn = callbacks_.get<CustomOpBwdDepFunc>(kCustomOpPropDeclareBackwardDependency);
+    std::vector<int> all(out_grad.begin(), out_grad.end());
+    all.insert(all.end(), in_data.begin(), in_data.end());
+    all.insert(all.end(), out_data.begin(), out_data.end());
+    if (fn == nullptr) return all;  // MXNet's default (need_top_grad): everything
+    int num = 0;
+    int* deps = nullptr;
+    NANOMX_CHECK(run_user([&] {
+                   return fn(out_grad.data(), in_data.data(), out_data.data(), &num, &deps,
+                             callbacks_.state(kCustomOpPropDeclareBackwardDependency));
+                 }) != 0)
+        << "Error in " << op_type_ << ".declare_backward_dependency" << user_reason();
+    NANOMX_CHECK(num >= 0 && (num == 0 || deps != nullptr))
+        << op_type_ << ".declare_backward_dependency returned an invalid list";
+    return std::vector<int>(deps, deps + num);
   }
 
   std::unique_ptr<custom::Operator> create_operator(nanomx::Context ctx,

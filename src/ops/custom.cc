@@ -38,6 +38,7 @@ struct CustomParams {
   std::string op_type;
   std::shared_ptr<Prop> prop;
   std::vector<std::string> arguments, outputs, aux;
+  std::vector<bool> needs_out_grad;  // per output: backward reads its gradient
 };
 
 void parse_custom(const Params& p, ParsedParams& out) {
@@ -62,6 +63,17 @@ void parse_custom(const Params& p, ParsedParams& out) {
   params.arguments = prop->list_arguments();
   params.outputs = prop->list_outputs();
   params.aux = prop->list_auxiliary_states();
+  const int n_out = static_cast<int>(params.outputs.size());
+  const int n_args = static_cast<int>(params.arguments.size());
+  std::vector<int> out_grad_ids, in_ids, out_ids;
+  for (int i = 0; i < n_out; ++i) out_grad_ids.push_back(i);
+  for (int i = 0; i < n_args; ++i) in_ids.push_back(n_out + i);
+  for (int i = 0; i < n_out; ++i) out_ids.push_back(n_out + n_args + i);
+  const std::vector<int> deps = prop->declare_backward_dependency(out_grad_ids, in_ids, out_ids);
+  params.needs_out_grad.assign(static_cast<size_t>(n_out), false);
+  for (int d : deps) {
+    if (d >= 0 && d < n_out) params.needs_out_grad[static_cast<size_t>(d)] = true;
+  }
   params.prop = std::move(prop);
   out.emplace<CustomParams>(std::move(params));
 }
@@ -353,7 +365,11 @@ void register_custom_gradient() {
     const int n_args = static_cast<int>(p.arguments.size());
     const int n_out = b.num_outputs();
     std::vector<GradValue> in;
-    for (int i = 0; i < n_out; ++i) in.push_back(b.out_grad(i));
+    // An output gradient backward does not read (a loss) is not asked of the caller: the output
+    // stands in for it (same shape and dtype; MXNet passes an empty array there).
+    for (int i = 0; i < n_out; ++i) {
+      in.push_back(p.needs_out_grad[static_cast<size_t>(i)] ? b.out_grad(i) : b.output(i));
+    }
     for (int i = 0; i < n_args; ++i) in.push_back(b.input(i));
     for (int i = 0; i < n_out; ++i) in.push_back(b.output(i));
     for (int i = n_args; i < b.num_inputs(); ++i) in.push_back(b.input(i));

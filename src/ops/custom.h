@@ -52,6 +52,12 @@ class Prop {
                            std::vector<Shape>& aux) = 0;
   // MXNet type codes, laid out as infer_shape's shapes.
   virtual void infer_type(std::vector<int>& in, std::vector<int>& out, std::vector<int>& aux) = 0;
+  // Which of backward's possible inputs it reads, by MXNet's ids: output gradients
+  // 0..n_out-1, inputs n_out..n_out+n_args-1, outputs after them. An output gradient left out
+  // (a loss: need_top_grad=False) is not required from the caller.
+  virtual std::vector<int> declare_backward_dependency(std::span<const int> out_grad,
+                                                       std::span<const int> in_data,
+                                                       std::span<const int> out_data) = 0;
   virtual std::unique_ptr<Operator> create_operator(Context ctx, const std::vector<Shape>& shapes,
                                                     const std::vector<int>& dtypes) = 0;
   // The training flag of the call (autograd's, captured when the call was made).

@@ -63,6 +63,10 @@ class ScaleProp final : public Prop {
   void infer_type(std::vector<int>& in, std::vector<int>& out, std::vector<int>&) override {
     out = {in[0]};
   }
+  std::vector<int> declare_backward_dependency(std::span<const int> out_grad, std::span<const int>,
+                                               std::span<const int>) override {
+    return {out_grad.begin(), out_grad.end()};
+  }
   std::unique_ptr<Operator> create_operator(Context, const std::vector<Shape>&,
                                             const std::vector<int>&) override {
     return std::make_unique<Scale>(factor_);
