@@ -22,6 +22,9 @@ typedef void* KVStoreHandle;
 
 /* The message of the last failed call on this thread. */
 NANOMX_API const char* MXGetLastError(void);
+/* Sets this thread's last-error message (MXNet's MXAPISetLastError): a callback the library
+ * calls (a custom operator's) says why it failed before returning failure. */
+NANOMX_API void MXAPISetLastError(const char* msg);
 
 /* ---- Profiler (MXNet 1.9.1 c_api.h) ------------------------------------------------------ */
 NANOMX_API int MXSetProcessProfilerConfig(int num_params, const char* const* keys,
@@ -66,6 +69,10 @@ NANOMX_API int MXProfileSetMarker(ProfileHandle domain, const char* instant_mark
 #include "nanomx/c_api_ndarray.h"
 /* Symbolic graphs. */
 #include "nanomx/c_api_symbol.h"
+/* Autograd. */
+#include "nanomx/c_api_autograd.h"
+/* Custom operators. */
+#include "nanomx/c_api_custom.h"
 /* Executors: symbols bound to arrays. */
 #include "nanomx/c_api_executor.h"
 

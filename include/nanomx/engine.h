@@ -29,6 +29,7 @@
 #include <functional>
 #include <memory>
 #include <span>
+#include <string>
 #include <string_view>
 #include <utility>
 
@@ -147,6 +148,22 @@ class Engine {
   // A separate engine (tests, benchmarks). cpu_workers: threads per CPU device.
   static std::unique_ptr<Engine> create(EngineType type, int cpu_workers,
                                         size_t inline_bytes = kDefaultInlineBytes);
+};
+
+// While one lives on a thread, every operation that thread pushes is named "<op_type>::<name>"
+// in the trace and the aggregate table (category "Custom Operator"): the operators a custom
+// operator's body calls (MXNet's naming, docs/symbolic.md "Custom operators"). Scopes nest;
+// the innermost wins. Costs nothing on a push that is not profiled.
+class CustomOpScope {
+ public:
+  explicit CustomOpScope(std::string_view op_type);
+  ~CustomOpScope();
+  CustomOpScope(const CustomOpScope&) = delete;
+  CustomOpScope& operator=(const CustomOpScope&) = delete;
+
+ private:
+  const std::string* previous_;
+  std::string prefix_;
 };
 
 // Parses an engine type name; throws listing the valid names.

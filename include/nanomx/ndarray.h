@@ -28,6 +28,10 @@ namespace storage {
 class Arena;
 }  // namespace storage
 
+// What autograd (src/autograd/) knows about an array: the graph entry it is (a marked variable,
+// or an output of a recorded operator call). Defined by that layer; opaque here.
+struct AutogradEntry;
+
 namespace detail {
 // The reference count at the front of a storage chunk (defined in ndarray.cc).
 struct ChunkBase {
@@ -105,11 +109,28 @@ class NDArray {
   // True when both arrays share storage (views of one another).
   bool same_storage(const NDArray& other) const { return chunk_ == other.chunk_; }
 
+  // The autograd graph entry this array value is (null: none). It travels with copies of the
+  // value (a handle and the list an operator returns), never with views or copies of the data:
+  // a view is a different value of the graph.
+  const std::shared_ptr<AutogradEntry>& autograd_entry() const { return autograd_; }
+  void set_autograd_entry(std::shared_ptr<AutogradEntry> entry) { autograd_ = std::move(entry); }
+  // The same data without a graph entry (MXNet's detach()).
+  NDArray detach() const {
+    NDArray copy = *this;
+    copy.autograd_.reset();
+    return copy;
+  }
+
   // Views sharing storage and the engine variable: rows [begin, end) of axis 0; row `index`
   // (axis 0 removed); the same elements with another shape (same size).
   NDArray slice(int64_t begin, int64_t end) const;
   NDArray at(int64_t index) const;
   NDArray reshape(const Shape& shape) const;
+  // The same elements under a new engine variable; the storage stays alive while the alias
+  // does. Operations on the alias are not ordered with those on this array: the caller orders
+  // them (a custom operator's body works on aliases inside the operation that holds this array's
+  // variable, so that what it pushes does not queue behind that operation).
+  NDArray alias() const;
 
   // Block until pending writes (wait_to_read) or all pending uses (wait_to_write) finished;
   // rethrow an operator's error kept on the array.
@@ -138,6 +159,7 @@ class NDArray {
   Shape shape_;
   DType dtype_ = DType::kFloat32;
   size_t byte_offset_ = 0;
+  std::shared_ptr<AutogradEntry> autograd_;
 };
 
 // ---- Save / load (MXNet 1.x binary formats, docs/mxnet-compat.md#file-formats) ----

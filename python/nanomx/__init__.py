@@ -24,4 +24,6 @@ from . import io, metric  # noqa: F401,E402
 from . import model, callback  # noqa: F401,E402
 from . import module  # noqa: E402
 from . import module as mod  # noqa: F401,E402
+from . import autograd  # noqa: F401,E402
+from . import operator  # noqa: F401,E402
 from . import executor  # noqa: F401,E402

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "capi_autograd.h"
 #include "capi_executor.h"
 #include "capi_symbol.h"
 #include "nanomx/c_api.h"
@@ -439,6 +440,8 @@ void register_profiler(py::module_& m) {
 PYBIND11_MODULE(_capi, m) {
   m.doc() = "nanomx's C API, one thin function per C call (use the nanomx package instead)";
   nanomx_python::add_symbol_functions(m);
+  nanomx_python::add_autograd_functions(m);
+  nanomx_python::add_custom_op_functions(m);
   nanomx_python::add_executor_functions(m);
   m.def(
       "set_error_class",

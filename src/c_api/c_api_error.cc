@@ -26,3 +26,5 @@ void check_not_null(const void* pointer, const char* function, const char* what)
 }  // namespace nanomx::c_api
 
 const char* MXGetLastError() { return nanomx::c_api::last_error.c_str(); }
+
+void MXAPISetLastError(const char* msg) { nanomx::c_api::last_error = msg == nullptr ? "" : msg; }

@@ -12,9 +12,11 @@
 #include <unordered_map>
 #include <vector>
 
+#include "autograd/autograd.h"
 #include "c_api/c_api_common.h"
 #include "c_api/c_api_objects.h"
 #include "c_api/handle_table.h"
+#include "c_api/ndarray_handles.h"
 #include "nanomx/ndarray.h"
 #include "nanomx/ops.h"
 #include "ops/registry.h"
@@ -287,7 +289,15 @@ int MXNDArrayReshape64(NDArrayHandle handle, int ndim, dim_t* dims, bool reverse
       << "MXNDArrayReshape64: ndim " << ndim << " is out of range (expected 0..64)";
   if (ndim > 0) check_not_null(dims, "MXNDArrayReshape64", "dims");
   const std::vector<int64_t> spec(dims, dims + ndim);
-  *out = new_handle(a.reshape(nanomx::ops::infer_reshape(spec, a.shape(), reverse)));
+  NDArray view = a.reshape(nanomx::ops::infer_reshape(spec, a.shape(), reverse));
+  // While recording, a view of an array in a graph is recorded as the Reshape it is (MXNet's
+  // ReshapeWithRecord), so that gradients flow through x.reshape(...).
+  if (nanomx::autograd::is_recording() && nanomx::autograd::in_graph(a)) {
+    static const nanomx::ops::Op& reshape = nanomx::ops::get_op("Reshape");
+    const nanomx::ops::Attrs attrs = {{"shape", view.shape().str()}};
+    nanomx::autograd::record(reshape, attrs, {&a, 1}, {&view, 1});
+  }
+  *out = new_handle(std::move(view));
   NANOMX_API_END();
 }
 
@@ -473,8 +483,26 @@ int MXImperativeInvoke(AtomicSymbolCreator creator, int num_inputs, NDArrayHandl
   const size_t num_given = *outputs != nullptr ? static_cast<size_t>(std::max(*num_outputs, 0)) : 0;
   ArrayList<4> given(num_given);
   if (num_given > 0) arrays_of(*outputs, num_given, "MXImperativeInvoke", given);
+  // Autograd: one thread-local load and a branch when not recording.
+  const bool recording = nanomx::autograd::is_recording();
+  // The attributes as recorded: the thread's buffer may be reused by a call nested in this one
+  // (a custom operator's body run inline by the naive engine).
+  nanomx::ops::Attrs recorded_attrs;
+  if (recording) {
+    nanomx::autograd::check_outputs(given.span());
+    recorded_attrs = *attrs;
+  }
   nanomx::ops::OutputList results;
   nanomx::ops::invoke_into(op, in.span(), *attrs, given.span(), results);
+  if (recording &&
+      nanomx::autograd::record(op, recorded_attrs, in.span(), {results.data(), results.size()}) &&
+      num_given > 0) {
+    // The given outputs' handles become the recorded outputs.
+    for (size_t j = 0; j < num_given; ++j) {
+      array_of((*outputs)[j], "MXImperativeInvoke", "output handle")
+          .set_autograd_entry(results[j].autograd_entry());
+    }
+  }
   if (*outputs == nullptr) {
     // The list is this thread's, valid until its next call (as MXNet's).
     NDArrayHandle* list = &invoke_output;
@@ -501,3 +529,10 @@ int MXGetGPUCount(int* out) {
   *out = 0;
   NANOMX_API_END();
 }
+
+namespace nanomx::c_api {
+NDArray& ndarray_of(NDArrayHandle handle, const char* function, const char* argument) {
+  return array_of(handle, function, argument);
+}
+NDArrayHandle new_ndarray_handle(NDArray array) { return new_handle(std::move(array)); }
+}  // namespace nanomx::c_api

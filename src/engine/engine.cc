@@ -31,6 +31,18 @@ OprBlock* new_async_opr_block(AsyncFn fn, Completer* completer, Context ctx,
   return op;
 }
 
+namespace {
+// The innermost CustomOpScope of this thread (null: none).
+thread_local const std::string* custom_op_prefix = nullptr;
+}  // namespace
+
+CustomOpScope::CustomOpScope(std::string_view op_type)
+    : previous_(custom_op_prefix), prefix_(op_type) {
+  custom_op_prefix = &prefix_;
+}
+
+CustomOpScope::~CustomOpScope() { custom_op_prefix = previous_; }
+
 void init_opr_block(OprBlock& op, Context ctx, std::span<const VarHandle> reads,
                     std::span<const VarHandle> writes, const PushOptions& options) {
   op.ctx = ctx;
@@ -84,8 +96,15 @@ void init_opr_block(OprBlock& op, Context ctx, std::span<const VarHandle> reads,
       }
       while (at < out + padded) *at++ = 0;
     }
+    // Inside a custom operator's body: "<op_type>::<name>" (interned only while profiling).
+    if (custom_op_prefix != nullptr) {
+      op.name_id = profiler::intern(*custom_op_prefix + "::" + options.name);
+    }
     static const profiler::NameId kOperatorCategory = profiler::intern("operator");
-    op.flow_id = profiler::flow_start(kOperatorCategory, options.profile_mode);
+    // The flow's category matches the operator's (names with "::" are "Custom Operator").
+    static const profiler::NameId kCustomCategory = profiler::intern("Custom Operator");
+    op.flow_id = profiler::flow_start(
+        custom_op_prefix != nullptr ? kCustomCategory : kOperatorCategory, options.profile_mode);
   }
 }
 

@@ -18,6 +18,7 @@ struct Chunk : ChunkBase, base::Pooled<Chunk> {
   storage::Block block;
   engine::VarHandle var = nullptr;
   std::shared_ptr<storage::Arena> arena;
+  ChunkRef source;  // an alias's chunk, kept alive (and its storage unreleased) by this one
 
   Chunk(size_t bytes, Context ctx) : block(storage::allocate(bytes, ctx)) {
     try {
@@ -34,6 +35,10 @@ struct Chunk : ChunkBase, base::Pooled<Chunk> {
     block.ctx = arena->ctx();
     var = engine::Engine::get().new_variable();
   }
+  // An alias: `of`'s storage (not released here) under a variable of its own.
+  explicit Chunk(ChunkRef of) : block(of->block), source(std::move(of)) {
+    var = engine::Engine::get().new_variable();
+  }
   Chunk(const Chunk&) = delete;
   Chunk& operator=(const Chunk&) = delete;
 };
@@ -42,7 +47,7 @@ void destroy_chunk(ChunkBase* base) noexcept {
   auto* chunk = static_cast<Chunk*>(base);
   engine::Engine::get().delete_variable(
       [chunk] {
-        if (!chunk->arena) storage::release(chunk->block);
+        if (!chunk->arena && !chunk->source) storage::release(chunk->block);
         delete chunk;  // and its reference to the arena
       },
       chunk->block.ctx, chunk->var);
@@ -96,7 +101,7 @@ NDArray NDArray::slice(int64_t begin, int64_t end) const {
   NANOMX_CHECK(shape_.ndim() >= 1) << "slice: array of shape " << shape_ << " has no axis 0";
   NANOMX_CHECK(0 <= begin && begin <= end && end <= shape_[0])
       << "slice: range [" << begin << ", " << end << ") out of bounds for shape " << shape_;
-  NDArray view = *this;
+  NDArray view = detach();
   view.shape_[0] = end - begin;
   const int64_t row = shape_[0] == 0 ? 0 : size() / shape_[0];
   view.byte_offset_ += static_cast<size_t>(begin * row) * dtype_size(dtype_);
@@ -119,8 +124,15 @@ NDArray NDArray::reshape(const Shape& shape) const {
   NANOMX_CHECK(shape.size() == size())
       << "reshape: cannot view shape " << shape_ << " (" << size() << " elements) as " << shape
       << " (" << shape.size() << " elements)";
-  NDArray view = *this;
+  NDArray view = detach();
   view.shape_ = shape;
+  return view;
+}
+
+NDArray NDArray::alias() const {
+  NANOMX_CHECK(chunk_) << "alias of a none NDArray";
+  NDArray view = detach();
+  view.chunk_ = detail::ChunkRef(new detail::Chunk(chunk_));
   return view;
 }
 

@@ -167,12 +167,20 @@ using ParseFn = std::function<void(const Params& attrs, ParsedParams& out)>;
 using InferKnownShapeFn = bool (*)(const ParsedParams& p, std::span<const Shape* const> in,
                                    std::span<Shape> out);
 
+// An operator whose work happens elsewhere (a custom operator's body, on its own thread) and on
+// any device: the call is pushed as an asynchronous engine operation (engine.h's push_async)
+// that ends when `done` is called, from any thread. Such an operator has no per-device kernel
+// and is never profiled itself (the work it hands off is).
+using AsyncRunFn = std::function<void(const ParsedParams& p, std::span<const NDArray> in,
+                                      std::span<const NDArray> out, engine::Completion done)>;
+
 struct Op {
   std::string name = {};
   // Argument names, for messages and the generated Python functions. A variadic operator has
   // one name here ("args", "data") and takes any number of arrays.
   std::vector<std::string> inputs = {};
   std::vector<std::string> keys = {};  // accepted attribute keys
+  bool any_keys = false;               // every key is accepted (custom operators pass them on)
   // Variadic: the attribute that says how many inputs (MXNet's key_var_num_args, "num_args");
   // filled in from the call when absent, checked when given.
   std::string num_inputs_key = {};
@@ -204,7 +212,8 @@ struct Op {
   // The engine op name when it differs (MXNet's legacy functions: "BinaryOp", "TernaryOp").
   std::string engine_name = {};
   profiler::NameId engine_name_id = 0;
-  size_t index = 0;  // set by the registry: the operator's row in the kernel table
+  AsyncRunFn run_async = {};  // set: the call runs through it, not through a kernel
+  size_t index = 0;           // set by the registry: the operator's row in the kernel table
 
   bool variadic() const { return !num_inputs_key.empty(); }
   int outputs_of(const ParsedParams& p) const { return num_outputs ? num_outputs(p) : 1; }

@@ -73,8 +73,10 @@ Table& build_table() {
   register_math_ops(r);
   register_nn_ops(r);
   register_optimizer_ops(r);
+  register_custom_ops(r);
   register_backward_ops(r);
   register_gradient_rules();
+  register_custom_gradient();
   t.kernel_table = std::make_unique<std::atomic<const Kernel*>[]>(t.ops.size() * kDeviceSlots);
   for (size_t i = 0; i < t.ops.size() * kDeviceSlots; ++i) t.kernel_table[i] = nullptr;
   kernel_slots = t.kernel_table.get();
@@ -156,6 +158,7 @@ const std::string& op_name(const Op& op) { return op.name; }
 
 Params::Params(const Op& op, const Attrs& attrs) : op_name_(op.name), attrs_(attrs) {
   for (const auto& [key, value] : attrs) {
+    if (op.any_keys) break;
     if (std::find(op.keys.begin(), op.keys.end(), key) != op.keys.end()) continue;
     std::ostringstream valid;
     for (size_t i = 0; i < op.keys.size(); ++i) valid << (i ? ", " : "") << op.keys[i];
@@ -649,8 +652,10 @@ void invoke_into(const Op& op, std::span<const NDArray> in, const Attrs& attrs,
                       : !in.empty()        ? in[0].ctx()
                       : op.default_context ? op.default_context(params)
                                            : Context::cpu(0);
-  launch.kernel = find_kernel(op, ctx.dev_type);
-  if (launch.kernel == nullptr) launch.kernel = &get_kernel(op, ctx.dev_type);  // throws
+  if (!op.run_async) {
+    launch.kernel = find_kernel(op, ctx.dev_type);
+    if (launch.kernel == nullptr) launch.kernel = &get_kernel(op, ctx.dev_type);  // throws
+  }
   results.clear();
   results.reserve(n_out);
   for (size_t j = 0; j < n_out; ++j) {
@@ -725,6 +730,20 @@ void invoke_into(const Op& op, std::span<const NDArray> in, const Attrs& attrs,
   options.bytes_touched = bytes;
   const Context push_ctx = results[0].ctx();
   const std::span<const engine::VarHandle> all_vars = vars.span();
+  if (op.run_async) {
+    NANOMX_CHECK(launch.copy_back.empty())
+        << op.name << ": an output may not share storage with an input of this operator";
+    // Unnamed: never profiled (the work it hands off is).
+    engine::PushOptions async_options;
+    async_options.prop = engine::FnProperty::kAsync;
+    engine::Engine::get().push_async(
+        [call = std::make_shared<Launch>(std::move(launch)),
+         run = &op.run_async](engine::Completion done) {
+          (*run)(call->params, call->in.span(), call->out.span(), std::move(done));
+        },
+        push_ctx, all_vars.first(n_in), all_vars.subspan(n_in), async_options);
+    return;
+  }
   engine::Engine::get().push(std::move(launch), push_ctx, all_vars.first(n_in),
                              all_vars.subspan(n_in), options);
 }

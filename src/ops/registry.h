@@ -36,6 +36,8 @@ class Params {
   std::optional<std::vector<double>> get_floats(std::string_view key) const;
   Shape get_shape(std::string_view key) const;  // required
   const std::string& op() const { return op_name_; }
+  // Every attribute as given (custom operators pass them on to the user's code).
+  const Attrs& all() const { return attrs_; }
 
  private:
   const std::string* find(std::string_view key) const;
@@ -75,6 +77,9 @@ void register_random_ops(Registry& r);
 void register_math_ops(Registry& r);
 void register_nn_ops(Registry& r);
 void register_optimizer_ops(Registry& r);  // ops/optimizer_ops.cc
+// Custom and _backward_Custom (ops/custom.cc), and Custom's gradient rule.
+void register_custom_ops(Registry& r);
+void register_custom_gradient();
 // The backward operators gradient rules add (ops/backward_ops.cc); after every forward one.
 void register_backward_ops(Registry& r);
 void register_cpu_kernels();

@@ -20,6 +20,7 @@ namespace nanomx::symbol {
 // One engine operation, prepared at bind: forward and backward push these as they are.
 struct Executor::Step {
   const ops::Kernel* kernel = nullptr;
+  const ops::AsyncRunFn* run_async = nullptr;  // set instead of kernel: a custom operator
   ops::ParsedParams params;
   std::vector<NDArray> in, out;
   std::vector<engine::VarHandle> vars;  // reads, then writes
@@ -352,7 +353,11 @@ void Executor::build(const ExecutorOptions& options) {
     const size_t nid = pn_node[k];
     Node* n = g.nodes[nid];
     auto s = std::make_unique<Step>();
-    s->kernel = &ops::get_kernel(*n->op, ctx_.dev_type);
+    if (n->op->run_async) {
+      s->run_async = &n->op->run_async;
+    } else {
+      s->kernel = &ops::get_kernel(*n->op, ctx_.dev_type);
+    }
     s->params = n->parsed;
     std::vector<engine::VarHandle> reads, writes;
     for (const NodeEntry& e : n->inputs) {
@@ -399,6 +404,17 @@ void Executor::push_steps(size_t begin, size_t end) {
   for (size_t i = begin; i < end; ++i) {
     const Step* s = steps_[i].get();
     const std::span<const engine::VarHandle> vars(s->vars);
+    if (s->run_async != nullptr) {
+      // A custom operator: asynchronous, never profiled itself (its body is).
+      engine::PushOptions options;
+      options.prop = engine::FnProperty::kAsync;
+      engine.push_async(
+          [s](engine::Completion done) {
+            (*s->run_async)(s->params, s->in, s->out, std::move(done));
+          },
+          ctx_, vars.first(s->num_reads), vars.subspan(s->num_reads), options);
+      continue;
+    }
     engine.push([s] { s->run(); }, ctx_, vars.first(s->num_reads), vars.subspan(s->num_reads),
                 s->options);
   }

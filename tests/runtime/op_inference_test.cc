@@ -179,7 +179,10 @@ TEST(OpInference, DefinitionsDeclareInPlaceAndBackwardNeeds) {
   for (const std::string& name : list_op_names()) {
     const Op& op = get_op(name);
     EXPECT_TRUE(static_cast<bool>(op.infer_shape)) << name;
-    EXPECT_NE(find_kernel(op, DeviceType::kCPU), nullptr) << name;
+    // Custom operators run their bodies elsewhere (run_async) and have no kernels.
+    if (!op.run_async) {
+      EXPECT_NE(find_kernel(op, DeviceType::kCPU), nullptr) << name;
+    }
   }
 }
 

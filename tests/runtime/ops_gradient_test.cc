@@ -329,6 +329,9 @@ TEST(OpsGradientNumeric, EveryRegisteredRuleIsChecked) {
   for (const std::string& name : list_op_names()) {
     const Op& op = get_op(name);
     if (find_gradient(op) == nullptr) continue;
+    // Custom's rule runs the user's backward: checked with registered custom operators
+    // (tests/python/test_custom_op.py).
+    if (op.name == "Custom") continue;
     EXPECT_TRUE(checked.count(op.name)) << op.name << " has a gradient rule but no numerical check";
   }
 }

@@ -9,3 +9,4 @@ from .op import *  # noqa: E402,F401,F403
 # The hand-written functions win over generated ones of the same name.
 from .ndarray import *  # noqa: E402,F401,F403
 from . import random  # noqa: E402,F401
+from .custom import Custom  # noqa: E402,F401

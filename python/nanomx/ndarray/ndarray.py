@@ -442,6 +442,32 @@ class NDArray(_LIB.NDArrayBase):
     def __pos__(self):
         return self
 
+    # ---- autograd (mx.autograd) -----------------------------------------------------------
+    def attach_grad(self, grad_req="write", stype=None):
+        """Gives this array a zero gradient buffer and makes it an autograd variable."""
+        if stype is not None and stype != "default":
+            raise ValueError("nanomx supports only dense (stype 'default') gradients, got %r"
+                             % (stype,))
+        from .. import autograd
+        autograd.mark_variables([self], [zeros(self.shape, self.context, dtype=self.dtype)],
+                                grad_req)
+
+    @property
+    def grad(self):
+        """The gradient buffer of an array marked with attach_grad, else None."""
+        handle = _LIB.ndarray_get_grad(self.handle)
+        return None if handle is None else _new(handle)
+
+    def detach(self):
+        """The same data without autograd history."""
+        return _new(_LIB.ndarray_detach(self.handle))
+
+    def backward(self, out_grad=None, retain_graph=False, train_mode=True):
+        """Gradients of this array with respect to the marked variables (into their .grad)."""
+        from .. import autograd
+        autograd.backward([self], None if out_grad is None else [out_grad], retain_graph,
+                          train_mode)
+
 
 # The generated operator functions (filled in by register.py when the package is imported).
 from . import op as _op  # noqa: E402

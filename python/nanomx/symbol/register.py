@@ -30,12 +30,30 @@ def _op_handle(name):
     return handle
 
 
+def _custom_inputs(keys, vals, named):
+    """Custom's named Symbol inputs in the order of its property class's list_arguments()
+    (the class is made with the call's keywords, as text, as the library makes it)."""
+    from ..operator import _registry
+    kwargs = dict(zip(keys, vals))
+    op_type = kwargs.pop("op_type", None)
+    if op_type not in _registry:
+        raise ValueError("Cannot find custom operator %s" % (op_type,))
+    arguments = _registry[op_type](**kwargs).list_arguments()
+    unknown = sorted(set(named) - set(arguments))
+    if unknown:
+        raise TypeError("Custom(op_type=%s): unknown input(s) %s (arguments: %s)"
+                        % (op_type, ", ".join(unknown), ", ".join(arguments)))
+    return [named[a] for a in arguments if a in named]
+
+
 def _make_function(op_name, handle, arg_names, arg_types):
     variadic = [n for n, t in zip(arg_names, arg_types) if t.endswith("[]")]
     inputs = [n for n, t in zip(arg_names, arg_types) if t.startswith("NDArray")]
     params = [n for n, t in zip(arg_names, arg_types) if not t.startswith("NDArray")]
     input_set, param_set = set(inputs), set(params)
     hint = op_name.lower()
+    # Custom passes every keyword on to the custom operator's property class (as text).
+    any_key = op_name == "Custom"
 
     def function(*args, name=None, attr=None, out=None, **kwargs):
         if out is not None:
@@ -62,20 +80,27 @@ def _make_function(op_name, handle, arg_names, arg_types):
                     vals.append(_attr_text(op_name, key, value))
         for key, value in kwargs.items():
             if isinstance(value, Symbol):
+                if any_key:
+                    kw_syms[key] = value
+                    continue
                 if variadic or key not in input_set:
                     raise TypeError("%s() got an unexpected Symbol argument '%s' (inputs: %s)"
                                     % (op_name, key, ", ".join(inputs)))
                 kw_syms[key] = value
             elif key in input_set and value is None:
                 continue
-            elif key in param_set or key.startswith("__"):
+            elif key in param_set or key.startswith("__") or any_key:
                 if value is not _Null and value is not None:
                     keys.append(key)
                     vals.append(_attr_text(op_name, key, value))
             else:
                 raise TypeError("%s() got an unexpected keyword argument '%s' (it takes %s)"
                                 % (op_name, key, ", ".join(arg_names) or "none"))
-        if variadic and "num_args" in param_set and "num_args" not in keys:
+        if any_key and kw_syms:
+            # Custom's inputs by name: in the order of the property class's list_arguments().
+            pos_syms.extend(_custom_inputs(keys, vals, kw_syms))
+            kw_syms = {}
+        if variadic and "num_args" in param_set and "num_args" not in keys and not any_key:
             keys.append("num_args")
             vals.append(str(len(pos_syms)))
         for k, v in AttrScope.current.get(attr).items():
