@@ -153,6 +153,36 @@ py::object invoke(Handle op, py::handle inputs, py::handle keys, py::handle vals
   return py::reinterpret_steal<py::object>(result);
 }
 
+// invoke as a METH_FASTCALL function: every generated operator function calls it, and pybind's
+// argument dispatch cost about 300 ns of its 1 µs (bench/python_layers.py, docs/python.md).
+PyObject* fast_invoke(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 5) {
+    PyErr_Format(PyExc_TypeError,
+                 "invoke(op, inputs, keys, vals, out) takes 5 arguments (%zd given)", nargs);
+    return nullptr;
+  }
+  if (!PyLong_Check(args[0])) {
+    PyErr_SetString(PyExc_TypeError, "nanomx invoke: op must be an operator handle (int)");
+    return nullptr;
+  }
+  void* op = PyLong_AsVoidPtr(args[0]);
+  if (op == nullptr && PyErr_Occurred()) return nullptr;
+  try {
+    return invoke(Handle{op}, args[1], args[2], args[3], args[4]).release().ptr();
+  } catch (py::error_already_set& e) {
+    e.restore();
+  } catch (py::builtin_exception& e) {
+    e.set_error();
+  } catch (const std::exception& e) {
+    PyErr_SetString(PyExc_RuntimeError, e.what());
+  }
+  return nullptr;
+}
+
+PyMethodDef fast_invoke_def = {
+    "invoke", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(fast_invoke)),
+    METH_FASTCALL, "invoke(op, inputs, keys, vals, out): MXImperativeInvoke"};
+
 // The C string of a Python str argument. C strings end at the first NUL, so a name with a NUL
 // inside would be cut silently: refuse it, naming the function and the argument.
 const char* c_str(const std::string& s, const char* function, const char* argument) {
@@ -343,8 +373,8 @@ void register_ndarray(py::module_& m) {
                           std::vector<std::string>(arg_names, arg_names + num_args),
                           std::vector<std::string>(arg_types, arg_types + num_args));
   });
-  m.def("invoke", &invoke, py::arg("op"), py::arg("inputs"), py::arg("keys"), py::arg("vals"),
-        py::arg("out"));
+  m.add_object("invoke", py::reinterpret_steal<py::object>(PyCFunction_NewEx(
+                             &fast_invoke_def, nullptr, m.attr("__name__").ptr())));
   // A new NDArray owning a handle the C API just gave out.
   m.def("wrap", [](Handle h) {
     PyObject* result = nanomx_python::wrap_handle(as_handle(h));
