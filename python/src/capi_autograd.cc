@@ -9,6 +9,7 @@
 #include <optional>
 #include <vector>
 
+#include "capi_common.h"
 #include "nanomx/c_api.h"
 #include "ndarray_type.h"
 
@@ -16,12 +17,7 @@ namespace py = pybind11;
 
 namespace {
 
-void check(int rc) {
-  if (rc != 0) {
-    nanomx_python::set_error_from_c_api();
-    throw py::error_already_set();
-  }
-}
+using nanomx_python::check;
 
 // Integers (handles) or None (a null handle).
 std::vector<NDArrayHandle> handles(const std::vector<std::optional<uintptr_t>>& list) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "capi_autograd.h"
+#include "capi_common.h"
 #include "nanomx/c_api.h"
 #include "ndarray_type.h"
 
@@ -18,12 +19,7 @@ namespace py = pybind11;
 
 namespace {
 
-void check(int rc) {
-  if (rc != 0) {
-    nanomx_python::set_error_from_c_api();
-    throw py::error_already_set();
-  }
-}
+using nanomx_python::check;
 
 // Prints "Error in <what>:" and the Python traceback (as MXNet does, on stdout).
 void report(const char* what, py::error_already_set& e) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "capi_autograd.h"
+#include "capi_common.h"
 #include "capi_executor.h"
 #include "capi_symbol.h"
 #include "nanomx/c_api.h"
@@ -58,12 +59,8 @@ void nanomx_python::set_error_from_c_api() { PyErr_SetString(error_class, MXGetL
 
 namespace {
 
-void check(int rc) {
-  if (rc != 0) {
-    nanomx_python::set_error_from_c_api();
-    throw py::error_already_set();
-  }
-}
+using nanomx_python::as_int;
+using nanomx_python::check;
 
 // Runs a C API call with the GIL released (for calls that may wait on the engine or on files).
 template <typename Call>
@@ -77,7 +74,6 @@ void check_unlocked(Call&& call) {
 }
 
 void* as_handle(Handle handle) { return handle.ptr; }
-uintptr_t as_int(const void* handle) { return reinterpret_cast<uintptr_t>(handle); }
 
 // The library's element types (MXGetDTypeTable): MXNet type code, numpy name, element size.
 struct DTypeTable {

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "capi_common.h"
 #include "nanomx/c_api.h"
 #include "ndarray_type.h"
 
@@ -17,21 +18,10 @@ namespace py = pybind11;
 
 namespace {
 
-void check(int rc) {
-  if (rc != 0) {
-    nanomx_python::set_error_from_c_api();
-    throw py::error_already_set();
-  }
-}
-
-void* handle(uintptr_t h) { return reinterpret_cast<void*>(h); }
-uintptr_t as_int(const void* h) { return reinterpret_cast<uintptr_t>(h); }
-
-std::vector<const char*> pointers(const std::vector<std::string>& strings) {
-  std::vector<const char*> out;
-  for (const std::string& s : strings) out.push_back(s.c_str());
-  return out;
-}
+using nanomx_python::as_int;
+using nanomx_python::check;
+using nanomx_python::handle;
+using nanomx_python::pointers;
 
 std::vector<std::string> names(int (*fn)(SymbolHandle, uint32_t*, const char***), uintptr_t h) {
   uint32_t n = 0;

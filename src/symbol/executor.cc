@@ -38,24 +38,6 @@ bool env_on(const char* name) {
   return v != nullptr && *v != '\0' && std::string_view(v) != "0";
 }
 
-struct Indexed {
-  std::vector<Node*> nodes;
-  std::unordered_map<const Node*, size_t> id;
-  std::vector<size_t> row_ptr;
-  size_t entry(const NodeEntry& e) const { return row_ptr[id.at(e.node.get())] + e.index; }
-};
-
-Indexed index_graph(const Symbol& sym) {
-  Indexed g;
-  g.nodes = sym.topo_order();
-  g.row_ptr.push_back(0);
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    g.id[g.nodes[i]] = i;
-    g.row_ptr.push_back(g.row_ptr.back() + g.nodes[i]->num_outputs());
-  }
-  return g;
-}
-
 const ops::Op& copy_op() {
   const ops::Op* op = ops::find_op("_copy");
   return op ? *op : ops::get_op("_copyto");
@@ -200,7 +182,7 @@ void Executor::build(const ExecutorOptions& options) {
     }
   }
 
-  const Indexed g = index_graph(full_);
+  const IndexedGraph g = index_graph(full_);
   const size_t num_entries = g.row_ptr.back();
   // The forward nodes come first: the DFS visits the forward outputs before any gradient.
   size_t num_forward_nodes = 0;

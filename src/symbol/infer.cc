@@ -9,25 +9,6 @@
 namespace nanomx::symbol {
 namespace {
 
-// The graph flattened: node ids in topological order and one slot per output entry.
-struct Indexed {
-  std::vector<Node*> nodes;
-  std::unordered_map<const Node*, size_t> id;
-  std::vector<size_t> row_ptr;  // first entry slot of each node
-  size_t entry(const NodeEntry& e) const { return row_ptr[id.at(e.node.get())] + e.index; }
-};
-
-Indexed index_graph(const Symbol& sym) {
-  Indexed g;
-  g.nodes = sym.topo_order();
-  g.row_ptr.push_back(0);
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    g.id[g.nodes[i]] = i;
-    g.row_ptr.push_back(g.row_ptr.back() + g.nodes[i]->num_outputs());
-  }
-  return g;
-}
-
 std::string shape_text(const ops::PartialShape& s) { return s.str(); }
 std::string shape_text(const ops::PartialDType& t) {
   return t ? std::string(dtype_name(*t)) : std::string("unknown");
@@ -54,7 +35,7 @@ void run_op(const Node& n, std::span<ops::PartialDType> in, std::span<ops::Parti
 
 // Runs the pass; `slots` holds one value per entry, variables' slots filled on entry.
 template <typename T>
-void run_pass(const Indexed& g, std::vector<T>& slots, const char* what) {
+void run_pass(const IndexedGraph& g, std::vector<T>& slots, const char* what) {
   auto visit = [&](Node* n) -> bool {
     if (n->is_variable()) return false;
     std::vector<T> in, out;
@@ -99,7 +80,7 @@ void run_pass(const Indexed& g, std::vector<T>& slots, const char* what) {
 }
 
 template <typename T, typename R>
-void collect(const Symbol& sym, const Indexed& g, const std::vector<T>& slots, R& r) {
+void collect(const Symbol& sym, const IndexedGraph& g, const std::vector<T>& slots, R& r) {
   bool complete = true;
   for (const T& s : slots) complete = complete && known_of(s);
   for (Node* n : g.nodes) {
@@ -112,7 +93,7 @@ void collect(const Symbol& sym, const Indexed& g, const std::vector<T>& slots, R
 }  // namespace
 
 ShapeResult infer_shape(const Symbol& sym, const std::map<std::string, ops::PartialShape>& known) {
-  const Indexed g = index_graph(sym);
+  const IndexedGraph g = index_graph(sym);
   std::vector<ops::PartialShape> slots(g.row_ptr.back());
   for (Node* n : g.nodes) {
     if (!n->is_variable()) continue;
@@ -131,7 +112,7 @@ ShapeResult infer_shape(const Symbol& sym, const std::map<std::string, ops::Part
 }
 
 TypeResult infer_type(const Symbol& sym, const std::map<std::string, DType>& known) {
-  const Indexed g = index_graph(sym);
+  const IndexedGraph g = index_graph(sym);
   std::vector<ops::PartialDType> slots(g.row_ptr.back());
   for (Node* n : g.nodes) {
     if (!n->is_variable()) continue;

@@ -433,4 +433,15 @@ ops::PartialShape parse_shape_attr(const std::string& text) {
   return s;
 }
 
+IndexedGraph index_graph(const Symbol& sym) {
+  IndexedGraph g;
+  g.nodes = sym.topo_order();
+  g.row_ptr.push_back(0);
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    g.id[g.nodes[i]] = i;
+    g.row_ptr.push_back(g.row_ptr.back() + g.nodes[i]->num_outputs());
+  }
+  return g;
+}
+
 }  // namespace nanomx::symbol

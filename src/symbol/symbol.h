@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -86,6 +87,17 @@ class Symbol {
   // Post-order DFS of every node reachable from the outputs (MXNet's order everywhere).
   std::vector<Node*> topo_order() const;
 };
+
+// The graph flattened: nodes in topological order (Symbol::topo_order) and one slot per output
+// entry, nodes' entries side by side; what the inference passes and the executor index by.
+struct IndexedGraph {
+  std::vector<Node*> nodes;
+  std::unordered_map<const Node*, size_t> id;
+  std::vector<size_t> row_ptr;  // first entry slot of each node; one more at the end
+  size_t entry(const NodeEntry& e) const { return row_ptr[id.at(e.node.get())] + e.index; }
+  size_t num_entries() const { return row_ptr.back(); }
+};
+IndexedGraph index_graph(const Symbol& sym);
 
 // Result of shape inference: per argument / output / aux state, in listing order.
 struct ShapeResult {
