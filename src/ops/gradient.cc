@@ -90,7 +90,7 @@ void register_gradient(std::string_view name, GradientFn rule) {
 }
 
 const GradientFn* find_gradient(const Op& op) {
-  find_op(op.name);  // the registry (and with it every rule) is built before any answer
+  // `op` came from the registry, so the registry and with it every rule is already built.
   const auto& r = rules();
   return op.index < r.size() ? r[op.index].get() : nullptr;
 }
