@@ -182,6 +182,8 @@ def main():
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--rounds", type=int, default=None)
     parser.add_argument("--out", default=os.path.join(ROOT, "BENCHMARKS.md"))
+    parser.add_argument("--readme", default=os.path.join(ROOT, "README.md"),
+                        help="README whose marked benchmark block is replaced ('' for none)")
     args = parser.parse_args()
     rounds = args.rounds or (3 if args.quick else 5)
     env = dict(os.environ)
@@ -255,6 +257,31 @@ def main():
     with open(args.out, "w") as f:
         f.write("\n".join(lines))
     print("wrote %s" % args.out)
+    if args.readme:
+        update_readme(args.readme, lines, os.path.relpath(args.out, os.path.dirname(args.readme)))
+
+
+README_BEGIN = "<!-- benchmarks:begin (written by scripts/bench from BENCHMARKS.md; do not edit) -->"
+README_END = "<!-- benchmarks:end -->"
+
+
+def update_readme(readme, lines, benchmarks_path):
+    """Replaces the README's block between the benchmark markers with BENCHMARKS.md's header and
+    tables (headings one level down), so the README's figures are always those of the last full
+    run, with when and where they were measured."""
+    with open(readme) as f:
+        text = f.read()
+    begin, end = text.find(README_BEGIN), text.find(README_END)
+    if begin < 0 or end < begin:
+        print("%s has no benchmark markers; left as it is" % readme, file=sys.stderr)
+        return
+    body = ["From [%s](%s):" % (os.path.basename(benchmarks_path), benchmarks_path), ""]
+    for line in lines[1:]:  # without the title
+        body.append("#" + line if line.startswith("## ") else line)
+    block = README_BEGIN + "\n" + "\n".join(body).strip() + "\n" + README_END
+    with open(readme, "w") as f:
+        f.write(text[:begin] + block + text[end + len(README_END):])
+    print("updated the benchmark tables of %s" % readme)
 
 
 if __name__ == "__main__":
