@@ -34,9 +34,7 @@ def build_command(args, command, mpirun="mpirun"):
         cmd.append("--allow-run-as-root")
     if args.hostfile:
         cmd += ["--hostfile", args.hostfile]
-    env = ["DMLC_NUM_WORKER=%d" % workers, "DMLC_NUM_SERVER=%d" % servers]
-    for item in args.env:
-        env.append(item)
+    env = ["DMLC_NUM_WORKER=%d" % workers, "DMLC_NUM_SERVER=%d" % servers] + list(args.env)
     # The settings go through `env` in each app context (mpirun's -x reaches only the first).
     assigned = [item if "=" in item else "%s=%s" % (item, os.environ.get(item, ""))
                 for item in env]
