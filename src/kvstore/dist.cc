@@ -10,6 +10,7 @@
 // called it (Python's main thread, where the optimizer's updater may take the GIL).
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <climits>
@@ -22,6 +23,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -44,7 +46,9 @@ enum MessageType : int32_t {
   kPull = 3,
   kCommandMsg = 4,
   kBarrier = 5,
-  kReply = 6
+  kReply = 6,
+  kPing = 7,  // answered by the server's communication thread: "this process is alive"
+  kPong = 8,
 };
 
 struct Header {
@@ -328,6 +332,20 @@ class Connection {
 
   void on_message(int source, std::vector<char>&& header_bytes, std::vector<char>&& payload) {
     Header header = decode(header_bytes);
+    if (header.type == kPing) {
+      Header pong = header;
+      pong.type = kPong;
+      OutMessage m;
+      m.dest = source;
+      m.header = encode(pong);
+      transport_->send(std::move(m));
+      return;
+    }
+    if (is_worker()) {
+      std::lock_guard lock(mutex_);
+      last_heard_[source] = std::chrono::steady_clock::now();
+      if (header.type == kPong) return;
+    }
     if (header.type != kReply) {
       {
         std::lock_guard lock(mutex_);
@@ -358,29 +376,60 @@ class Connection {
     done(error);
   }
 
+  // Fails the requests waiting on a server that has been silent for the timeout: no reply and
+  // no answer to the pings sent once it has been silent for a quarter of it. A slow round (a
+  // worker that pushes late in dist_sync) is not a fault: the servers still answer pings.
   void watch() {
+    using Clock = std::chrono::steady_clock;
     std::unique_lock lock(mutex_);
+    std::map<int, Clock::time_point> last_ping;
     while (!watchdog_stop_) {
       watchdog_cv_.wait_for(lock, std::chrono::milliseconds(100));
-      const auto now = std::chrono::steady_clock::now();
+      const auto now = Clock::now();
+      std::map<int, Clock::time_point> silent_since;  // server -> the start of its silence
+      for (const auto& [id, pending] : pending_) {
+        for (int server : pending.waiting) {
+          auto since = std::max(pending.sent, last_heard_[server]);
+          auto [it, added] = silent_since.emplace(server, since);
+          if (!added) it->second = std::min(it->second, since);
+        }
+      }
+      std::vector<int> ping;
+      std::set<int> dead;
+      for (const auto& [server, since] : silent_since) {
+        if (now - since > timeout_) {
+          dead.insert(server);
+        } else if (now - since > timeout_ / 4 && now - last_ping[server] > timeout_ / 4) {
+          last_ping[server] = now;
+          ping.push_back(server);
+        }
+      }
       std::vector<std::pair<std::function<void(const std::string&)>, std::string>> expired;
       for (auto it = pending_.begin(); it != pending_.end();) {
-        if (now - it->second.sent < timeout_) {
+        auto hit = std::find_if(it->second.waiting.begin(), it->second.waiting.end(),
+                                [&](int server) { return dead.count(server) > 0; });
+        if (hit == it->second.waiting.end()) {
           ++it;
           continue;
         }
         std::ostringstream message;
-        const int server = it->second.waiting.front() - workers_;
-        message << "KVStore: no reply from server rank " << server << " (MPI rank "
-                << it->second.waiting.front() << ") to " << it->second.what << " within "
+        message << "KVStore: no reply from server rank " << *hit - workers_ << " (MPI rank " << *hit
+                << ") to " << it->second.what << " and no answer to pings within "
                 << timeout_.count() / 1000.0
                 << " s: the server died or hangs (NANOMX_KVSTORE_TIMEOUT sets the limit)";
         failure_ = message.str();
         expired.emplace_back(std::move(it->second.on_done), failure_);
         it = pending_.erase(it);
       }
-      if (expired.empty()) continue;
       lock.unlock();
+      for (int server : ping) {
+        Header header;
+        header.type = kPing;
+        OutMessage m;
+        m.dest = server;
+        m.header = encode(header);
+        transport_->send(std::move(m));
+      }
       for (auto& [done, error] : expired) done(error);
       lock.lock();
     }
@@ -408,6 +457,7 @@ class Connection {
 
   std::mutex mutex_;
   std::map<uint64_t, Pending> pending_;
+  std::map<int, std::chrono::steady_clock::time_point> last_heard_;  // by server world rank
   std::string failure_;  // set by a timeout: later requests fail at once
   std::deque<Incoming> incoming_;
   std::condition_variable incoming_cv_;

@@ -31,6 +31,7 @@ if fault == 'kill':
     assert 'rank 2' in job.stdout, 'the dead rank is not named'
 else:
     assert 'no reply from server rank 0 (MPI rank 2)' in job.stdout, 'no timeout error'
+    assert 'no answer to pings' in job.stdout, 'no timeout error'
 files = sorted(glob.glob('rank*_fault_worker.json'))
 assert files, 'no worker trace'
 for path in files:

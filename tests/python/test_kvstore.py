@@ -131,9 +131,16 @@ def test_bad_types():
         kv.init(1, np.ones((1,)))
 
 
+def child_env():
+    """This process's environment, with the package this test imported on the path."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DMLC_", "OMPI_", "PMIX_"))}
+    package_parent = os.path.dirname(os.path.dirname(os.path.abspath(mx.__file__)))
+    env["PYTHONPATH"] = os.pathsep.join([package_parent, env.get("PYTHONPATH", "")])
+    return env
+
+
 def test_dist_outside_a_launched_job_says_how_to_launch():
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("DMLC_", "OMPI_", "PMIX_"))}
+    env = child_env()
     code = ("import nanomx as mx\n"
             "try:\n    mx.kv.create('dist_sync')\n"
             "except mx.MXNetError as e:\n    print(e)\n")
@@ -146,7 +153,7 @@ def test_import_does_not_load_mpi():
     code = ("import nanomx as mx\nkv = mx.kv.create('local')\n"
             "print(any('libmpi' in l for l in open('/proc/self/maps')))\n")
     out = subprocess.run([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
-                         timeout=60).stdout
+                         env=child_env(), timeout=60).stdout
     assert out.strip() == "False", out
 
 
