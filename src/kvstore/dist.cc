@@ -134,7 +134,7 @@ struct Pending {
   std::vector<int> waiting;
   std::string error;
   std::string what;  // for the timeout message
-  std::function<void(const Header&, std::vector<char>&)> on_reply;
+  std::function<void(const Header&, const Payload&)> on_reply;
   std::function<void(const std::string& error)> on_done;
   std::chrono::steady_clock::time_point sent;
 };
@@ -176,7 +176,7 @@ class Connection {
   // Sends `messages` (one per server) and calls on_done once every server replied (or with the
   // first error, or the timeout's). on_reply runs on the communication thread.
   void request(std::vector<OutMessage> messages, std::string what,
-               std::function<void(const Header&, std::vector<char>&)> on_reply,
+               std::function<void(const Header&, const Payload&)> on_reply,
                std::function<void(const std::string&)> on_done) {
     const uint64_t id = next_request_.fetch_add(1);
     {
@@ -199,7 +199,7 @@ class Connection {
 
   // The blocking form; throws the error.
   void request_and_wait(std::vector<OutMessage> messages, std::string what,
-                        std::function<void(const Header&, std::vector<char>&)> on_reply = {}) {
+                        std::function<void(const Header&, const Payload&)> on_reply = {}) {
     auto promise = std::make_shared<std::promise<std::string>>();
     auto result = promise->get_future();
     request(std::move(messages), std::move(what), std::move(on_reply),
@@ -241,7 +241,7 @@ class Connection {
   struct Incoming {
     int source;
     Header header;
-    std::vector<char> payload;
+    Payload payload;
   };
   Incoming next_incoming() {
     std::unique_lock lock(mutex_);
@@ -312,7 +312,7 @@ class Connection {
     CreateTransportFn create = load_transport();
     std::string error;
     Transport* transport = create(
-        [this](int source, std::vector<char>&& header, std::vector<char>&& payload) {
+        [this](int source, std::vector<char>&& header, Payload payload) {
           on_message(source, std::move(header), std::move(payload));
         },
         &error);
@@ -330,7 +330,7 @@ class Connection {
     if (is_worker()) watchdog_ = std::thread([this] { watch(); });
   }
 
-  void on_message(int source, std::vector<char>&& header_bytes, std::vector<char>&& payload) {
+  void on_message(int source, std::vector<char>&& header_bytes, Payload payload) {
     Header header = decode(header_bytes);
     if (header.type == kPing) {
       Header pong = header;
@@ -362,7 +362,7 @@ class Connection {
       if (it == pending_.end()) return;  // timed out already
       Pending& pending = it->second;
       if (header.error) {
-        if (pending.error.empty()) pending.error.assign(payload.begin(), payload.end());
+        if (pending.error.empty()) pending.error.assign(payload.begin(), payload.size);
       } else if (pending.on_reply) {
         // Runs under the lock: the copy into the destination is the reply's only work.
         pending.on_reply(header, payload);
@@ -540,7 +540,7 @@ class Server {
     Entry& entry = entries_[in.header.key];
     const DType dtype = static_cast<DType>(in.header.dtype);
     entry.stored = NDArray(Shape{in.header.length}, Context::cpu(0), dtype);
-    entry.stored.sync_copy_from_cpu(in.payload.data(), in.payload.size());
+    entry.stored.sync_copy_from_cpu(in.payload.begin(), in.payload.size);
     entry.merged = NDArray(Shape{in.header.length}, Context::cpu(0), dtype);
   }
 
@@ -570,16 +570,16 @@ class Server {
   bool handle_push(Connection::Incoming& in) {
     NANOMX_PROFILE_SCOPE("KVStoreServer::push");
     Entry& entry = find(in.header, "push");
-    NANOMX_CHECK(in.payload.size() == entry.stored.nbytes())
-        << "KVStore server: push of " << label(in.header.key) << " carries " << in.payload.size()
+    NANOMX_CHECK(in.payload.size == entry.stored.nbytes())
+        << "KVStore server: push of " << label(in.header.key) << " carries " << in.payload.size
         << " bytes, expected " << entry.stored.nbytes();
     if (!sync_) {
       NDArray recv(entry.stored.shape(), Context::cpu(0), entry.stored.dtype());
-      recv.sync_copy_from_cpu(in.payload.data(), in.payload.size());
+      recv.sync_copy_from_cpu(in.payload.begin(), in.payload.size);
       apply(in.header.key, entry, recv);
       return false;
     }
-    merge(entry, std::make_shared<std::vector<char>>(std::move(in.payload)), entry.pushes == 0);
+    merge(entry, std::move(in.payload), entry.pushes == 0);
     entry.waiting.emplace_back(in.source, in.header);
     if (++entry.pushes < connection_.num_workers()) return true;
     apply(in.header.key, entry, entry.merged);
@@ -591,7 +591,7 @@ class Server {
   }
 
   // merged = data (first push of a round) or merged += data, as an engine operation.
-  void merge(Entry& entry, std::shared_ptr<std::vector<char>> data, bool first) {
+  void merge(Entry& entry, Payload data, bool first) {
     static const profiler::NameId kCopy = profiler::intern("KVStoreServerMergeCopy");
     static const profiler::NameId kAdd = profiler::intern("KVStoreServerMergeAdd");
     engine::PushOptions options;
@@ -605,13 +605,13 @@ class Server {
     engine::Engine::get().push(
         [merged, data, first] {
           if (first) {
-            std::memcpy(merged.data(), data->data(), data->size());
+            std::memcpy(merged.data(), data.begin(), data.size);
             return;
           }
           dispatch_dtype(merged.dtype(), [&](auto zero) {
             using T = decltype(zero);
             T* dst = merged.data_as<T>();
-            const T* src = reinterpret_cast<const T*>(data->data());
+            const T* src = reinterpret_cast<const T*>(data.begin());
             const size_t n = static_cast<size_t>(merged.size());
             for (size_t i = 0; i < n; ++i)
               dst[i] = static_cast<T>(to_compute(dst[i]) + to_compute(src[i]));
@@ -623,11 +623,27 @@ class Server {
   void handle_pull(Connection::Incoming& in) {
     NANOMX_PROFILE_SCOPE("KVStoreServer::pull");
     std::string error;
-    std::shared_ptr<std::vector<char>> data;
+    std::shared_ptr<const void> keep;
+    const void* data = nullptr;
+    size_t bytes = 0;
     try {
       Entry& entry = find(in.header, "pull");
-      data = std::make_shared<std::vector<char>>(entry.stored.nbytes());
-      entry.stored.sync_copy_to_cpu(data->data(), data->size());
+      entry.stored.wait_to_read();
+      bytes = entry.stored.nbytes();
+      if (sync_) {
+        // Sent from `stored` itself: the next update of this key needs every worker's next
+        // push, and a worker pushes again only once this pull's reply arrived (its push reads
+        // the buffer the pull writes), so nothing writes `stored` while the reply is in flight.
+        auto stored = std::make_shared<NDArray>(entry.stored);
+        data = stored->data();
+        keep = stored;
+      } else {
+        // dist_async applies pushes at any time: send a snapshot.
+        auto copy = std::shared_ptr<char[]>(new char[bytes]);
+        std::memcpy(copy.get(), entry.stored.data(), bytes);
+        data = copy.get();
+        keep = std::shared_ptr<const void>(copy, copy.get());
+      }
     } catch (const std::exception& e) {
       error = e.what();
     }
@@ -635,13 +651,13 @@ class Server {
       connection_.reply(in.source, in.header, error);
       return;
     }
-    connection_.reply(in.source, in.header, "", data->data(), data->size(), data);
+    connection_.reply(in.source, in.header, "", data, bytes, std::move(keep));
   }
 
   // false after kStopServer.
   bool handle_command(Connection::Incoming& in) {
     NANOMX_PROFILE_SCOPE("KVStoreServer::command");
-    const std::string body(in.payload.begin(), in.payload.end());
+    const std::string body(in.payload.begin(), in.payload.size);
     switch (in.header.command) {
       case kStopServer:
         return false;
@@ -854,11 +870,11 @@ class DistStore final : public KVStore {
           [connection, out, buffer, what, element](engine::Completion done) {
             connection->request(
                 std::move(*out), what,
-                [buffer, element](const Header& header, std::vector<char>& payload) {
+                [buffer, element](const Header& header, const Payload& payload) {
                   const size_t at = static_cast<size_t>(header.offset) * element;
-                  if (at + payload.size() <= buffer.nbytes())
-                    std::memcpy(static_cast<char*>(buffer.data()) + at, payload.data(),
-                                payload.size());
+                  if (at + payload.size <= buffer.nbytes())
+                    std::memcpy(static_cast<char*>(buffer.data()) + at, payload.begin(),
+                                payload.size);
                 },
                 [done](const std::string& error) {
                   if (error.empty()) {

@@ -21,6 +21,8 @@
 #include <cstring>
 #include <deque>
 #include <list>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -52,6 +54,46 @@ const char* level_name(int level) {
       return "MPI_THREAD_MULTIPLE";
   }
 }
+
+// Received payloads' memory, kept for reuse by size (up to kCachedBytes in all).
+class BufferPool : public std::enable_shared_from_this<BufferPool> {
+ public:
+  static constexpr size_t kCachedBytes = size_t{1} << 30;
+  ~BufferPool() {
+    for (auto& [size, data] : free_) delete[] data;
+  }
+  Payload take(size_t size) {
+    char* data = nullptr;
+    {
+      std::lock_guard lock(mutex_);
+      auto it = free_.find(size);
+      if (it != free_.end()) {
+        data = it->second;
+        cached_ -= size;
+        free_.erase(it);
+      }
+    }
+    if (data == nullptr) data = new char[size];
+    auto self = shared_from_this();
+    return {std::shared_ptr<char>(data, [self, size](char* p) { self->give_back(p, size); }), size};
+  }
+
+ private:
+  void give_back(char* data, size_t size) {
+    {
+      std::lock_guard lock(mutex_);
+      if (cached_ + size <= kCachedBytes) {
+        free_.emplace(size, data);
+        cached_ += size;
+        return;
+      }
+    }
+    delete[] data;
+  }
+  std::mutex mutex_;
+  std::multimap<size_t, char*> free_;
+  size_t cached_ = 0;
+};
 
 class MpiTransport final : public Transport {
  public:
@@ -208,10 +250,11 @@ class MpiTransport final : public Transport {
       uint64_t payload_bytes = 0;
       std::memcpy(&payload_bytes, wire.data(), sizeof(uint64_t));
       std::vector<char> header(wire.begin() + sizeof(uint64_t), wire.end());
-      std::vector<char> payload(payload_bytes);
+      Payload payload;
       if (payload_bytes > 0) {
+        payload = pool_->take(payload_bytes);
         // The payload was posted right after the header: receiving it now keeps the order.
-        MPI_Recv(payload.data(), static_cast<int>(payload_bytes), MPI_BYTE, status.MPI_SOURCE,
+        MPI_Recv(payload.data.get(), static_cast<int>(payload_bytes), MPI_BYTE, status.MPI_SOURCE,
                  kPayloadTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
       }
       received_.fetch_add(static_cast<uint64_t>(count) + payload_bytes, std::memory_order_relaxed);
@@ -222,6 +265,7 @@ class MpiTransport final : public Transport {
   }
 
   Receiver receiver_;
+  std::shared_ptr<BufferPool> pool_ = std::make_shared<BufferPool>();
   std::thread thread_;
   std::mutex mutex_;
   std::condition_variable cv_;

@@ -25,11 +25,20 @@ struct OutMessage {
   std::shared_ptr<const void> keep;
 };
 
+// A received payload: `size` bytes at `data` (not zero-filled). The memory goes back to the
+// transport's pool when the last copy is dropped: the same big values arrive every round, and a
+// reused buffer saves the page faults of a fresh allocation of that size.
+struct Payload {
+  std::shared_ptr<char> data;
+  size_t size = 0;
+  const char* begin() const { return data.get(); }
+  const char* end() const { return data.get() + size; }
+};
+
 class Transport {
  public:
   // Called on the communication thread for every message, in order per source.
-  using Receiver =
-      std::function<void(int source, std::vector<char>&& header, std::vector<char>&& payload)>;
+  using Receiver = std::function<void(int source, std::vector<char>&& header, Payload payload)>;
   virtual ~Transport() = default;
   virtual int rank() const = 0;
   virtual int size() const = 0;

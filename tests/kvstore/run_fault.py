@@ -25,7 +25,7 @@ elapsed = time.time() - start
 print(job.stdout[-3000:])
 assert job.returncode != 0, 'the job succeeded although a server died'
 # the kill comes 4 s in; the timeout is 5 s
-assert elapsed < 20, 'the job took %.1f s to fail' % elapsed
+assert elapsed < 30, 'the job took %.1f s to fail' % elapsed
 # MPI rank 2 is the server (ranks 0..1 are the workers)
 if fault == 'kill':
     assert 'rank 2' in job.stdout, 'the dead rank is not named'
