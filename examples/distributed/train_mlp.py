@@ -44,7 +44,7 @@ def get_symbol():
 
 def synthetic_data(num_examples, seed=0):
     rng = np.random.RandomState(seed)
-    centers = rng.normal(0, 1, size=(10, 784)).astype(np.float32)
+    centers = rng.normal(0, 0.25, size=(10, 784)).astype(np.float32)
     labels = rng.randint(0, 10, size=num_examples)
     data = centers[labels] + rng.normal(0, 1.0, size=(num_examples, 784)).astype(np.float32)
     return data.astype(np.float32), labels.astype(np.float32)
