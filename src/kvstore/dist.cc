@@ -237,7 +237,7 @@ class Connection {
     request_and_wait(std::move(messages), "a barrier");
   }
 
-  // Server side: the next request, or nullopt once stopped.
+  // Server side: the next request (blocks until one arrives).
   struct Incoming {
     int source;
     Header header;
