@@ -69,5 +69,11 @@ expect_error(lambda: kv.set_gradient_compression({'type': '2bit'}), 'compression
 expect_error(lambda: kv.save_optimizer_states('x.states'), 'distributed')
 # an unknown server command fails on the server and comes back here
 expect_error(lambda: kv._send_command_to_servers(4, ''), 'compression')
+# malformed server profiler commands (MXNet's kSetProfilerParams format) come back as errors
+expect_error(lambda: kv._send_command_to_servers(5, 'filename0'), 'Improper profiler config')
+expect_error(lambda: kv._send_command_to_servers(5, 'filename:0'),
+             'ProfilerConfig value is empty for parameter filename')
+expect_error(lambda: kv._send_command_to_servers(5, '19'), 'unknown sub-command')
+expect_error(lambda: kv._send_command_to_servers(5, '71'), 'state expects 0 or 1')
 kv.barrier()
 print('rank %d: dist_sync checks passed' % rank)
