@@ -1,7 +1,8 @@
-"""Runs dist_fault.py under the launcher (2 workers, 1 server that dies or hangs) and checks
-that the job fails fast, names the rank, and leaves valid worker traces.
+"""Runs dist_fault.py under the launcher (2 workers, 1 server; a server dies or hangs, or a
+worker dies) and checks that the job fails fast, names the rank, and leaves valid traces of the
+workers (the dead worker's too: the profiler writes crash-safely).
 
-kill: Open MPI notices the death and ends the job, naming the MPI rank. stop: nothing dies, so
+kill, kill_worker: Open MPI notices the death and ends the job, naming the MPI rank. stop: nothing dies, so
 only the kvstore's timeout (NANOMX_KVSTORE_TIMEOUT, 5 s here) can end the job; its error names
 the server."""
 import glob
@@ -29,6 +30,8 @@ assert elapsed < 30, 'the job took %.1f s to fail' % elapsed
 # MPI rank 2 is the server (ranks 0..1 are the workers)
 if fault == 'kill':
     assert 'rank 2' in job.stdout, 'the dead rank is not named'
+elif fault == 'kill_worker':
+    assert 'rank 1' in job.stdout, 'the dead rank is not named'
 else:
     assert 'no reply from server rank 0 (MPI rank 2)' in job.stdout, 'no timeout error'
     assert 'no answer to pings' in job.stdout, 'no timeout error'
