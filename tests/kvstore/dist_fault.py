@@ -1,6 +1,7 @@
 """A server dies (NANOMX_TEST_FAULT=kill: SIGKILL) or hangs (=stop: SIGSTOP), or worker rank 1
-dies (=kill_worker), while the workers push and pull: the job must end within the timeout with an error naming the rank, and the
-workers' traces stay valid JSON (run_fault.py runs this under the launcher and checks it)."""
+dies (=kill_worker), while the workers push and pull: the job must end within the timeout with
+an error naming the rank, and the workers' traces stay valid JSON (run_fault.py runs this under
+the launcher and checks it)."""
 import os
 import signal
 import threading
