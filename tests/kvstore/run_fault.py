@@ -3,8 +3,8 @@ worker dies) and checks that the job fails fast, names the rank, and leaves vali
 workers (the dead worker's too: the profiler writes crash-safely).
 
 kill, kill_worker: Open MPI notices the death and ends the job, naming the MPI rank. stop:
-nothing dies, so only the kvstore's timeout (NANOMX_KVSTORE_TIMEOUT, 5 s here) can end the job; its error names
-the server."""
+nothing dies, so only the kvstore's timeout (NANOMX_KVSTORE_TIMEOUT, 5 s here) can end the
+job; its error names the server."""
 import glob
 import json
 import os
