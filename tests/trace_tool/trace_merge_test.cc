@@ -214,6 +214,21 @@ TEST(TraceMerge, MxnetRankFilesAreLabelledByRank) {
   EXPECT_NE(text.find("[rankX_profile]"), std::string::npos);  // not a rank: the file name
 }
 
+TEST(TraceMerge, DistributedWorkerAndServerFilesAreLabelledByRole) {
+  const std::string dir = testing::scratch_dir();
+  for (const char* name : {"rank0_profile_worker.json", "rank0_profile_server.json"}) {
+    auto copied = run_command("cp " + testing::fixture("nanomx.json") + " " + dir + "/" + name);
+    ASSERT_EQ(copied.exit_code, 0) << copied.output;
+  }
+  const std::string merged = dir + "/merged_roles.json";
+  auto result = run_command(tool() + " merge " + dir + "/rank0_profile_worker.json " + dir +
+                            "/rank0_profile_server.json -o " + merged);
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  std::string text = testing::read_text(merged);
+  EXPECT_NE(text.find("[worker0]"), std::string::npos);
+  EXPECT_NE(text.find("[server0]"), std::string::npos);
+}
+
 TEST(TraceMerge, MissingInputIsAnError) {
   auto result = run_command(tool() + " merge /nonexistent/a.json -o " + testing::scratch_dir() +
                             "/never.json");

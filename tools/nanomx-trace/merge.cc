@@ -70,6 +70,12 @@ std::string label_for(const std::string& path) {
   if (name.rfind("rank", 0) == 0) {
     size_t digits_end = name.find_first_not_of("0123456789", 4);
     if (digits_end != std::string::npos && digits_end > 4 && name[digits_end] == '_') {
+      // A distributed job writes a worker's and a server's file for each rank (the kvstore's
+      // profile_process='server'): a name that says which gets the role as its label.
+      const std::string digits = name.substr(4, digits_end - 4);
+      const std::string rest = name.substr(digits_end + 1);
+      if (rest.find("server") != std::string::npos) return "server" + digits;
+      if (rest.find("worker") != std::string::npos) return "worker" + digits;
       return name.substr(0, digits_end);
     }
   }
