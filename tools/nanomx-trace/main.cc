@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "convert.h"
+#include "critical_path.h"
+#include "diff.h"
 #include "merge.h"
 #include "summary.h"
 #include "trace_file.h"
@@ -26,7 +28,10 @@ constexpr const char* kUsage =
     "usage:\n"
     "  nanomx-trace summary FILE [--format table|json] [--sort-by total|avg|min|max|count]\n"
     "                            [--ascending] [--category C]\n"
-    "  nanomx-trace merge A.json B.json ... -o OUT.json\n"
+    "  nanomx-trace diff BASE NEW [--by name|category|step] [--threshold PCT]\n"
+    "                            [--format text|json] [--fail-above PCT]\n"
+    "  nanomx-trace critical-path FILE [--step N] [--format text|json]\n"
+    "  nanomx-trace merge A.json B.json ... -o OUT.json  (a rotated series: one process)\n"
     "  nanomx-trace convert IN -o OUT          (.json <-> .json.gz, by OUT's name)\n"
     "  nanomx-trace view IN -o OUT.html\n"
     "Every command reads .json and .json.gz, object or array form, and files cut short by a "
@@ -45,10 +50,15 @@ class UsageError : public std::runtime_error {
 struct Arguments {
   std::vector<std::string> positional;
   std::optional<std::string> output;
-  std::string format = "table";
+  std::string format;  // summary: table (default) or json; diff, critical-path: text or json
   std::string sort_by = "total";
   bool ascending = false;
   std::optional<std::string> category;
+  std::string by = "name";
+  double threshold_pct = 0;
+  std::optional<double> fail_above_pct;
+  std::optional<int64_t> step;
+  bool critical_path = false;
   ReadLimits limits;
 };
 
@@ -59,6 +69,17 @@ uint64_t parse_count(const std::string& flag, const std::string& text, uint64_t 
   uint64_t value = digits ? std::stoull(text) : 0;
   if (!digits || value > max) {
     throw UsageError(flag + " needs a whole number from 0 to " + std::to_string(max) + ", not \"" +
+                     text + "\"");
+  }
+  return value;
+}
+
+// A percentage: a finite, non-negative decimal number ("5", "2.5").
+double parse_pct(const std::string& flag, const std::string& text) {
+  char* end = nullptr;
+  double value = text.empty() ? -1 : std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size() || !(value >= 0) || value > 1e9) {
+    throw UsageError(flag + " needs a percentage, a number from 0 up (such as 5 or 2.5), not \"" +
                      text + "\"");
   }
   return value;
@@ -79,6 +100,24 @@ Arguments parse_arguments(int argc, char** argv, const std::string& command) {
       if (args.format != "table" && args.format != "json") {
         throw UsageError("--format must be table or json, not \"" + args.format + "\"");
       }
+    } else if ((command == "diff" || command == "critical-path") && arg == "--format") {
+      args.format = value_of(i, arg);
+      if (args.format != "text" && args.format != "json") {
+        throw UsageError("--format must be text or json, not \"" + args.format + "\"");
+      }
+    } else if (command == "diff" && arg == "--by") {
+      args.by = value_of(i, arg);
+      if (args.by != "name" && args.by != "category" && args.by != "step") {
+        throw UsageError("--by must be name, category or step, not \"" + args.by + "\"");
+      }
+    } else if (command == "diff" && arg == "--threshold") {
+      args.threshold_pct = parse_pct(arg, value_of(i, arg));
+    } else if (command == "diff" && arg == "--fail-above") {
+      args.fail_above_pct = parse_pct(arg, value_of(i, arg));
+    } else if ((command == "critical-path" || command == "view") && arg == "--step") {
+      args.step = static_cast<int64_t>(parse_count(arg, value_of(i, arg), uint64_t{1} << 53));
+    } else if (command == "view" && arg == "--critical-path") {
+      args.critical_path = true;
     } else if (command == "summary" && arg == "--sort-by") {
       args.sort_by = value_of(i, arg);
     } else if (command == "summary" && arg == "--ascending") {
@@ -152,7 +191,8 @@ int run_summary(const Arguments& args) {
     table.swap(only);
   }
   auto rows = display_rows(table, sort_by, args.ascending);
-  std::string text = args.format == "json" ? format_json(rows) : format_table(rows);
+  std::string text =
+      args.format == "json" ? format_json(rows) : format_table(rows);  // default table
   std::fwrite(text.data(), 1, text.size(), stdout);
   return 0;
 }
@@ -176,6 +216,34 @@ int run_merge(const Arguments& args) {
                                                   : anchor_name(file.anchor).c_str(),
                 static_cast<unsigned long long>(file.pid_base));
   }
+  return 0;
+}
+
+int run_diff(const Arguments& args) {
+  if (args.positional.size() != 2) throw UsageError("diff takes exactly two files: BASE NEW");
+  DiffOptions options;
+  options.by = args.by == "category" ? DiffBy::kCategory
+               : args.by == "step"   ? DiffBy::kStep
+                                     : DiffBy::kName;
+  options.threshold_pct = args.threshold_pct;
+  DiffResult result = diff_traces(args.positional[0], args.positional[1], options);
+  std::string text = args.format == "json" ? format_diff_json(result) : format_diff_text(result);
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  if (args.fail_above_pct && result.change_pct() > *args.fail_above_pct) {
+    std::fprintf(stderr,
+                 "nanomx-trace: NEW is %.1f %% slower than BASE, above --fail-above %g %%\n",
+                 result.change_pct(), *args.fail_above_pct);
+    return 1;
+  }
+  return 0;
+}
+
+int run_critical_path(const Arguments& args) {
+  if (args.positional.size() != 1) throw UsageError("critical-path takes exactly one FILE");
+  CriticalPath path = critical_path_of_file(args.positional[0], args.step);
+  std::string text =
+      args.format == "json" ? format_critical_path_json(path) : format_critical_path_text(path);
+  std::fwrite(text.data(), 1, text.size(), stdout);
   return 0;
 }
 
@@ -213,11 +281,13 @@ int main(int argc, char** argv) {
     Arguments args = parse_arguments(argc, argv, command);
     set_read_limits(args.limits);
     if (command == "summary") return run_summary(args);
+    if (command == "diff") return run_diff(args);
+    if (command == "critical-path") return run_critical_path(args);
     if (command == "merge") return run_merge(args);
     if (command == "convert") return run_convert(args);
     if (command == "view") return run_view(args);
     throw UsageError("unknown command \"" + command +
-                     "\"; expected summary, merge, convert or view");
+                     "\"; expected summary, diff, critical-path, merge, convert or view");
   } catch (const UsageError& error) {
     std::fprintf(stderr, "nanomx-trace: %s\n%s", error.what(), kUsage);
     return 2;

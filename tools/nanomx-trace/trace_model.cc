@@ -657,7 +657,8 @@ class ModelBuilder {
       IdValue id = read_id(event.id);
       id_key = mix(id.bits, static_cast<uint64_t>(id.kind));
     }
-    std::pair<uint64_t, uint64_t> key{intern(event.cat), id_key};
+    uint32_t cat = intern(event.cat);
+    std::pair<uint64_t, uint64_t> key{cat, id_key};
     auto found = flow_index_.find(key);
     uint32_t flow;
     if (found == flow_index_.end() || event.ph == 's') {
@@ -670,6 +671,7 @@ class ModelBuilder {
     point.ts_ns = event.ts;
     point.track = track;
     point.flow = flow;
+    point.cat = cat;
     point.phase = event.ph;
     point.bind_enclosing = event.bind_enclosing;
     model_.flow_points.push_back(point);

@@ -82,6 +82,7 @@ struct FlowPoint {
   int64_t ts_ns = 0;
   uint32_t track = 0;
   uint32_t flow = 0;            // flows are numbered in order of first appearance
+  uint32_t cat = 0;             // the flow's category ("dependency" for the engine's, see below)
   char phase = 's';             // 's', 't' or 'f'
   bool bind_enclosing = false;  // "bp":"e": attach to the slice enclosing ts
 };
