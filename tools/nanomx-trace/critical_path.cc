@@ -327,7 +327,10 @@ CriticalPath find_critical_path(const TraceModel& model, const std::string& file
           -1, 0);
       break;
     }
-    add(gap, std::min(ready, boundary), node.track, -1, 0);
+    // The caller's delays count on the caller's thread (where the push point is), other gaps
+    // on the thread of the operation that waited.
+    uint32_t gap_track = gap == PathKind::kCaller ? nodes[chosen].track : node.track;
+    add(gap, std::min(ready, boundary), gap_track, -1, 0);
     if (boundary <= path.window_start_ns) break;
     current = chosen;
   }
@@ -424,9 +427,9 @@ const char* edges_key(PathEdges edges) {
   return "";
 }
 
-std::string percent(int64_t part, int64_t whole) {
+std::string percent(int64_t part, int64_t whole, bool aligned = true) {
   char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%5.1f %%",
+  std::snprintf(buffer, sizeof buffer, aligned ? "%5.1f %%" : "%.1f %%",
                 whole ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0);
   return buffer;
 }
@@ -489,7 +492,7 @@ std::string format_critical_path_text(const CriticalPath& path) {
   for (size_t i = 0; i < path.levers.size(); ++i) {
     std::snprintf(line, sizeof line, "  %zu. %s: %s (%s)\n", i + 1, path.levers[i].what.c_str(),
                   format_duration(static_cast<double>(path.levers[i].ns)).c_str(),
-                  percent(path.levers[i].ns, length).c_str());
+                  percent(path.levers[i].ns, length, false).c_str());
     out += line;
   }
 

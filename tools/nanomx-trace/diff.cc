@@ -123,6 +123,7 @@ double DiffResult::change_pct() const {
 }
 
 std::string format_duration(double ns, bool sign) {
+  if (ns == 0) return sign ? "+0" : "0";
   double magnitude = std::fabs(ns);
   const char* unit = "ns";
   double value = magnitude;
