@@ -215,6 +215,15 @@ int run_merge(const Arguments& args) {
                 file.anchor == ClockAnchor::kNone ? "no clock anchor in the file: not aligned"
                                                   : anchor_name(file.anchor).c_str(),
                 static_cast<unsigned long long>(file.pid_base));
+    if (!file.series.empty()) {
+      std::printf(
+          "    part %lld of the rotated series %s%s; %zu repeated metadata events dropped\n",
+          static_cast<long long>(file.rotation_index), file.series.c_str(),
+          file.series_starts_late
+              ? " (the first part given: earlier parts are missing, deleted by max_files?)"
+              : "",
+          file.dropped_metadata);
+    }
   }
   return 0;
 }
