@@ -257,6 +257,47 @@ TEST(CriticalPath, CallerBoundRunWaitsForTheCaller) {
       << path.levers[0].what;
 }
 
+TEST(CriticalPath, SyncSlicesOnlyModelKeepsWhatThePathNeeds) {
+  TraceBuilder builder = chain();
+  builder.raw(R"({"name":"api","cat":"MXNET_C_API","ph":"b","ts":1,"pid":1,"tid":1,"id":1})")
+      .raw(R"({"name":"api","cat":"MXNET_C_API","ph":"e","ts":2,"pid":1,"tid":1,"id":1})")
+      .raw(R"({"name":"calls","ph":"C","ts":1,"pid":1,"tid":1,"args":{"calls":1}})")
+      .raw(R"({"name":"mark","ph":"i","ts":1,"pid":1,"tid":1,"s":"t"})");
+  auto trace = parse_trace(builder.text(), "built.json", 0);
+  ModelOptions full_options;
+  full_options.keep_flows = true;
+  ModelOptions sync_options = full_options;
+  sync_options.sync_slices_only = true;
+  TraceModel full = build_model(*trace, full_options);
+  TraceModel sync = build_model(*trace, sync_options);
+  EXPECT_EQ(full.slices.size(), 6u);  // 4 operations, the step, the async span
+  EXPECT_EQ(sync.slices.size(), 5u);
+  EXPECT_EQ(full.counters.size(), 1u);
+  EXPECT_TRUE(sync.counters.empty());
+  EXPECT_EQ(full.instants.size(), 1u);
+  EXPECT_TRUE(sync.instants.empty());
+  EXPECT_EQ(sync.flow_points.size(), full.flow_points.size());
+  EXPECT_EQ(sync.flow_count, 6u);  // 4 push flows, 2 dependency flows
+}
+
+TEST(CriticalPath, FlowIdReusedAfterItsFinishIsANewFlow) {
+  TraceBuilder builder;
+  builder.raw(R"({"name":"a","cat":"c","ph":"s","ts":1,"pid":0,"tid":10,"id":7})")
+      .raw(R"({"name":"a","cat":"c","ph":"f","ts":2,"pid":0,"tid":11,"id":7})")
+      .raw(R"({"name":"b","cat":"c","ph":"s","ts":3,"pid":0,"tid":10,"id":7})")
+      .raw(R"({"name":"b","cat":"c","ph":"t","ts":4,"pid":0,"tid":11,"id":7})")
+      .raw(R"({"name":"b","cat":"c","ph":"f","ts":5,"pid":0,"tid":11,"id":7})");
+  auto trace = parse_trace(builder.text(), "built.json", 0);
+  ModelOptions options;
+  options.keep_flows = true;
+  TraceModel model = build_model(*trace, options);
+  ASSERT_EQ(model.flow_points.size(), 5u);
+  EXPECT_EQ(model.flow_count, 2u);
+  EXPECT_EQ(model.flow_points[0].flow, model.flow_points[1].flow);
+  EXPECT_EQ(model.flow_points[2].flow, model.flow_points[4].flow);
+  EXPECT_NE(model.flow_points[1].flow, model.flow_points[2].flow);
+}
+
 TEST(CriticalPath, CommandLine) {
   std::string file = chain().write("chain.json");
   auto text = run_command(tool() + " critical-path " + file + " --step 0");

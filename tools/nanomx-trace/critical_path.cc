@@ -389,6 +389,7 @@ CriticalPath critical_path_of_file(const std::string& file, std::optional<int64_
   StreamInfo info;
   ModelOptions options;
   options.keep_flows = true;
+  options.sync_slices_only = true;
   TraceModel model = stream_model(file, options, &info);
   if (info.truncated) {
     std::fprintf(stderr,

@@ -104,6 +104,9 @@ struct ModelOptions {
   bool keep_args = false;     // keep each slice's args as JSON text (view)
   bool assign_lanes = false;  // compute slice lanes per track (view)
   bool keep_flows = false;    // collect flow points (view; the summary has no use for them)
+  // Only sync slices, flows and metadata: async spans, counters and instants are skipped
+  // (critical-path, which needs nothing else, reads ~30 % faster).
+  bool sync_slices_only = false;
 };
 
 struct TraceModel {
