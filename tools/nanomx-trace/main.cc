@@ -33,7 +33,8 @@ constexpr const char* kUsage =
     "  nanomx-trace critical-path FILE [--step N] [--format text|json]\n"
     "  nanomx-trace merge A.json B.json ... -o OUT.json  (a rotated series: one process)\n"
     "  nanomx-trace convert IN -o OUT          (.json <-> .json.gz, by OUT's name)\n"
-    "  nanomx-trace view IN -o OUT.html\n"
+    "  nanomx-trace view IN -o OUT.html [--critical-path [--step N]]\n"
+    "  nanomx-trace view BASE NEW -o OUT.html  (both on one timeline, with the diff table)\n"
     "Every command reads .json and .json.gz, object or array form, and files cut short by a "
     "crash.\n"
     "Limits (every command; see docs/nanomx-trace.md):\n"
@@ -267,9 +268,20 @@ int run_convert(const Arguments& args) {
 }
 
 int run_view(const Arguments& args) {
-  if (args.positional.size() != 1 || !args.output) throw UsageError("view takes IN -o OUT.html");
+  if (args.positional.empty() || args.positional.size() > 2 || !args.output) {
+    throw UsageError("view takes IN -o OUT.html, or BASE NEW -o OUT.html");
+  }
+  if (args.step && !args.critical_path) throw UsageError("--step needs --critical-path in view");
+  if (args.positional.size() == 2 && args.critical_path) {
+    throw UsageError("--critical-path takes one trace: view IN --critical-path -o OUT.html");
+  }
   auto start = std::chrono::steady_clock::now();
-  ViewResult result = write_view(args.positional[0], *args.output);
+  ViewOptions options;
+  options.critical_path = args.critical_path;
+  options.step = args.step;
+  ViewResult result = args.positional.size() == 2
+                          ? write_diff_view(args.positional[0], args.positional[1], *args.output)
+                          : write_view(args.positional[0], *args.output, options);
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::fprintf(stderr,
                "wrote %s: %zu events, %zu rows, %zu slices; %zu bytes (input %zu) in %.2f s\n",
