@@ -144,7 +144,9 @@ TEST(CriticalPath, FollowsDependencyFlowsAndSkipsTheParallelBranch) {
   EXPECT_EQ(path.push_edges, 4u);
   EXPECT_EQ(path.operations, 4u);
   // The whole trace: from the first push (1 µs) to D's end.
-  expect_segments(path, {{PathKind::kCaller, 1, 5, ""},
+  // A was ready at its push (1 µs) and worker 0 was free: nothing recorded explains the wait
+  // until 5 µs, so it is idle.
+  expect_segments(path, {{PathKind::kIdle, 1, 5, ""},
                          {PathKind::kCompute, 5, 30, "A"},
                          {PathKind::kDependency, 30, 32, ""},
                          {PathKind::kCompute, 32, 60, "C"},
@@ -153,17 +155,17 @@ TEST(CriticalPath, FollowsDependencyFlowsAndSkipsTheParallelBranch) {
   EXPECT_EQ(path.length_ns(), 89'000);
   EXPECT_EQ(kind_ns(path, PathKind::kCompute), 81'000);
   EXPECT_EQ(kind_ns(path, PathKind::kDependency), 4'000);
-  EXPECT_EQ(kind_ns(path, PathKind::kCaller), 4'000);
-  EXPECT_EQ(kind_ns(path, PathKind::kIdle), 0);
+  EXPECT_EQ(kind_ns(path, PathKind::kCaller), 0);
+  EXPECT_EQ(kind_ns(path, PathKind::kIdle), 4'000);
   for (const PathTotal& total : path.by_operator) EXPECT_NE(total.key, "B");
   ASSERT_FALSE(path.levers.empty());
   EXPECT_EQ(path.levers[0].what, "make C faster (1 on the path)");  // 28 µs, as D; C sorts first
   EXPECT_EQ(path.levers[0].ns, 28'000);
   ASSERT_GE(path.by_thread.size(), 2u);
-  // A, D and the handoff to D: a gap counts on the thread of the operation that waited, except
-  // the caller's (from A's push to its start), which counts on the caller's thread.
+  // A, D, the handoff to D and A's wait after its push: a gap counts on the thread of the
+  // operation that waited.
   EXPECT_EQ(path.by_thread[0].key, "cpu/0 / worker 0");
-  EXPECT_EQ(path.by_thread[0].ns, 55'000);
+  EXPECT_EQ(path.by_thread[0].ns, 59'000);
 }
 
 TEST(CriticalPath, StepWindowStartsAtTheStep) {
@@ -176,7 +178,8 @@ TEST(CriticalPath, StepWindowStartsAtTheStep) {
   EXPECT_EQ(path.segments[0].start_ns, 0);
   EXPECT_EQ(path.segments[0].end_ns, 1'000);
   EXPECT_EQ(path.length_ns(), 90'000);
-  EXPECT_EQ(kind_ns(path, PathKind::kCaller), 5'000);
+  EXPECT_EQ(kind_ns(path, PathKind::kCaller), 1'000);
+  EXPECT_EQ(path.segments[1].kind, PathKind::kIdle);
 }
 
 TEST(CriticalPath, StepKeepsOnlyTheOperationsPushedInIt) {
@@ -192,7 +195,7 @@ TEST(CriticalPath, StepKeepsOnlyTheOperationsPushedInIt) {
   CriticalPath path = path_of(builder, 1);
   EXPECT_EQ(path.operations, 2u);
   expect_segments(path, {{PathKind::kCaller, 50, 51, ""},
-                         {PathKind::kCaller, 51, 52, ""},
+                         {PathKind::kIdle, 51, 52, ""},
                          {PathKind::kCompute, 52, 60, "Y"},
                          {PathKind::kDependency, 60, 65, ""},
                          {PathKind::kCompute, 65, 70, "Z"}});
@@ -215,7 +218,7 @@ TEST(CriticalPath, WithoutDependencyFlowsFallsBackToPushFlowsAndThreadOrder) {
   EXPECT_EQ(path.edges, PathEdges::kPushFlows);
   // D's latest predecessor is A, before it on worker 0: the gap is idle (nothing recorded
   // says D waited for C).
-  expect_segments(path, {{PathKind::kCaller, 1, 5, ""},
+  expect_segments(path, {{PathKind::kIdle, 1, 5, ""},
                          {PathKind::kCompute, 5, 30, "A"},
                          {PathKind::kIdle, 30, 62, ""},
                          {PathKind::kCompute, 62, 90, "D"}});
@@ -251,7 +254,8 @@ TEST(CriticalPath, CallerBoundRunWaitsForTheCaller) {
   CriticalPath path = path_of(builder);
   EXPECT_EQ(path.length_ns(), 42'000);
   EXPECT_EQ(kind_ns(path, PathKind::kCompute), 1'000);  // only the last: the others end early
-  EXPECT_EQ(kind_ns(path, PathKind::kCaller), 41'000);
+  EXPECT_EQ(kind_ns(path, PathKind::kCaller), 40'000);  // from push to push on the caller
+  EXPECT_EQ(kind_ns(path, PathKind::kIdle), 1'000);     // the last one's push to its start
   ASSERT_FALSE(path.levers.empty());
   EXPECT_EQ(path.levers[0].what.rfind("push the work sooner from MXNET_C_API / main", 0), 0u)
       << path.levers[0].what;
@@ -296,6 +300,26 @@ TEST(CriticalPath, FlowIdReusedAfterItsFinishIsANewFlow) {
   EXPECT_EQ(model.flow_points[0].flow, model.flow_points[1].flow);
   EXPECT_EQ(model.flow_points[2].flow, model.flow_points[4].flow);
   EXPECT_NE(model.flow_points[1].flow, model.flow_points[2].flow);
+}
+
+TEST(CriticalPath, ViewCommandLine) {
+  std::string file = chain().write("view_chain.json");
+  std::string page = scratch_dir() + "/view_chain.html";
+  auto ok = run_command(tool() + " view " + file + " --critical-path --step 0 -o " + page);
+  EXPECT_EQ(ok.exit_code, 0) << ok.output;
+  auto two = run_command(tool() + " view " + file + " " + file + " --critical-path -o " + page);
+  EXPECT_EQ(two.exit_code, 2);
+  EXPECT_NE(two.output.find("--critical-path takes one trace"), std::string::npos) << two.output;
+  auto step = run_command(tool() + " view " + file + " --step 0 -o " + page);
+  EXPECT_EQ(step.exit_code, 2);
+  EXPECT_NE(step.output.find("--step needs --critical-path"), std::string::npos) << step.output;
+  auto missing = run_command(tool() + " view " + file + " --critical-path --step 9 -o " + page);
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.output.find("no step 9"), std::string::npos) << missing.output;
+  auto diff = run_command(tool() + " view " + file + " " + file + " -o " + page);
+  EXPECT_EQ(diff.exit_code, 0) << diff.output;
+  auto three = run_command(tool() + " view " + file + " " + file + " " + file + " -o " + page);
+  EXPECT_EQ(three.exit_code, 2);
 }
 
 TEST(CriticalPath, CommandLine) {

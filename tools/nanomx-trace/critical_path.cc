@@ -316,7 +316,10 @@ CriticalPath find_critical_path(const TraceModel& model, const std::string& file
     if (node.dependency >= 0) {
       consider(node.dependency, nodes[node.dependency].end, PathKind::kDependency);
     }
-    if (node.push >= 0) consider(node.push, nodes[node.push].start, PathKind::kCaller);
+    // From its push to its start the operation was ready and, when the push binds, its thread
+    // free: nothing recorded explains that wait (engine dispatch, or a dependency the trace
+    // does not show), so it is idle. The caller's own time is before the push.
+    if (node.push >= 0) consider(node.push, nodes[node.push].start, PathKind::kIdle);
     if (node.previous >= 0) {
       consider(node.previous, nodes[node.previous].end,
                node.slice < 0 ? PathKind::kCaller : PathKind::kIdle);
@@ -327,10 +330,8 @@ CriticalPath find_critical_path(const TraceModel& model, const std::string& file
           -1, 0);
       break;
     }
-    // The caller's delays count on the caller's thread (where the push point is), other gaps
-    // on the thread of the operation that waited.
-    uint32_t gap_track = gap == PathKind::kCaller ? nodes[chosen].track : node.track;
-    add(gap, std::min(ready, boundary), gap_track, -1, 0);
+    // A gap counts on the thread of the node that waited (a push point's: the caller's).
+    add(gap, std::min(ready, boundary), node.track, -1, 0);
     if (boundary <= path.window_start_ns) break;
     current = chosen;
   }

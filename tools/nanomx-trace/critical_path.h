@@ -16,7 +16,7 @@ enum class PathKind : uint8_t {
   kCompute,     // inside an operation on the path
   kDependency,  // from a dependency's end to the start of the operation it made ready
   kCaller,      // the caller had not pushed the next operation on the path yet
-  kIdle,        // the thread had finished its previous work and nothing recorded explains it
+  kIdle,        // nothing recorded explains the wait (a free thread, a ready operation)
 };
 constexpr int kPathKinds = 4;
 const char* path_kind_name(PathKind kind);
