@@ -177,6 +177,18 @@ TEST(TraceDiff, CommandLineTextJsonAndFailAbove) {
   EXPECT_EQ(faster.exit_code, 0) << faster.output;
 }
 
+TEST(TraceDiff, FromAnEmptyBaseIsInfinitelySlower) {
+  std::string empty = write_trace("empty_base.json", {});
+  DiffResult result = diff_traces(empty, new_path(), {});
+  EXPECT_TRUE(std::isinf(result.change_pct()));
+  EXPECT_EQ(result.verdict.rfind("NEW is slower (BASE has no timed events): dot +51.0 ms", 0), 0u)
+      << result.verdict;
+  auto fails = run_command(tool() + " diff " + empty + " " + new_path() + " --fail-above 1000");
+  EXPECT_EQ(fails.exit_code, 1) << fails.output;
+  auto json = run_command(tool() + " diff " + empty + " " + new_path() + " --format json");
+  EXPECT_NE(json.output.find("\"change_pct\":null,\"verdict\""), std::string::npos) << json.output;
+}
+
 TEST(TraceDiff, CommandLineErrors) {
   std::string base = base_path();
   auto missing = run_command(tool() + " diff " + base + " " + scratch_dir() + "/absent.json");

@@ -118,7 +118,9 @@ double DiffRow::change_pct() const {
 }
 
 double DiffResult::change_pct() const {
-  if (base_overall_ns == 0) return 0.0;
+  if (base_overall_ns == 0) {
+    return next_overall_ns == 0 ? 0.0 : std::numeric_limits<double>::infinity();
+  }
   return 100.0 * (next_overall_ns - base_overall_ns) / base_overall_ns;
 }
 

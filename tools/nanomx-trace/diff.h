@@ -37,7 +37,7 @@ struct DiffResult {
   double base_overall_ns = 0, next_overall_ns = 0;
   std::vector<DiffRow> rows;  // sorted by |change_ns| descending, then key
   size_t hidden_rows = 0;     // under the threshold
-  double change_pct() const;  // of the overall quantity; 0 when both are 0
+  double change_pct() const;  // of the overall quantity; 0 when both are 0, +inf from 0
   std::string verdict;        // "NEW is 12.4 % slower: dot +31 ms, _copyto +4 ms"
 };
 

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -240,9 +241,15 @@ int run_diff(const Arguments& args) {
   std::string text = args.format == "json" ? format_diff_json(result) : format_diff_text(result);
   std::fwrite(text.data(), 1, text.size(), stdout);
   if (args.fail_above_pct && result.change_pct() > *args.fail_above_pct) {
-    std::fprintf(stderr,
-                 "nanomx-trace: NEW is %.1f %% slower than BASE, above --fail-above %g %%\n",
-                 result.change_pct(), *args.fail_above_pct);
+    if (std::isinf(result.change_pct())) {
+      std::fprintf(stderr,
+                   "nanomx-trace: BASE has no timed events and NEW has: above --fail-above %g %%\n",
+                   *args.fail_above_pct);
+    } else {
+      std::fprintf(stderr,
+                   "nanomx-trace: NEW is %.1f %% slower than BASE, above --fail-above %g %%\n",
+                   result.change_pct(), *args.fail_above_pct);
+    }
     return 1;
   }
   return 0;
