@@ -154,11 +154,16 @@ DiffResult compare_tables(const std::vector<DiffRow>& merged_rows, DiffBy by,
   DiffResult result;
   result.by = by;
   DiffSide base_all, next_all;
+  auto add = [](DiffSide& into, const DiffSide& side) {
+    into.count += side.count;
+    // Saturates, as the per-row totals do.
+    if (__builtin_add_overflow(into.total_ns, side.total_ns, &into.total_ns)) {
+      into.total_ns = INT64_MAX;
+    }
+  };
   for (const DiffRow& row : merged_rows) {
-    base_all.count += row.base.count;
-    base_all.total_ns += row.base.total_ns;
-    next_all.count += row.next.count;
-    next_all.total_ns += row.next.total_ns;
+    add(base_all, row.base);
+    add(next_all, row.next);
   }
   if (by == DiffBy::kStep) {
     // Runs of different lengths compare per step.
