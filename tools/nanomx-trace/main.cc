@@ -28,7 +28,7 @@ using namespace nanomx::trace;
 constexpr const char* kUsage =
     "usage:\n"
     "  nanomx-trace summary FILE [--format table|json] [--sort-by total|avg|min|max|count]\n"
-    "                            [--ascending] [--category C]\n"
+    "                            [--ascending] [--category C | --per-step]\n"
     "  nanomx-trace diff BASE NEW [--by name|category|step] [--threshold PCT]\n"
     "                            [--format text|json] [--fail-above PCT]\n"
     "  nanomx-trace critical-path FILE [--step N] [--format text|json]\n"
@@ -61,6 +61,7 @@ struct Arguments {
   std::optional<double> fail_above_pct;
   std::optional<int64_t> step;
   bool critical_path = false;
+  bool per_step = false;
   ReadLimits limits;
 };
 
@@ -122,6 +123,8 @@ Arguments parse_arguments(int argc, char** argv, const std::string& command) {
       args.critical_path = true;
     } else if (command == "summary" && arg == "--sort-by") {
       args.sort_by = value_of(i, arg);
+    } else if (command == "summary" && arg == "--per-step") {
+      args.per_step = true;
     } else if (command == "summary" && arg == "--ascending") {
       args.ascending = true;
     } else if (command == "summary" && arg == "--category") {
@@ -171,9 +174,54 @@ void report_reading_notes(const StreamInfo& trace, const TraceModel& model) {
   }
 }
 
+// `summary --per-step`: the table of each ProfilerStep#N span in turn.
+int run_summary_per_step(const Arguments& args, SortKey sort_by) {
+  if (args.category) throw UsageError("--per-step does not take --category");
+  StreamInfo info;
+  TraceModel model = stream_model(args.positional[0], ModelOptions{}, &info);
+  report_reading_notes(info, model);
+  size_t outside = 0;
+  std::vector<StepTable> steps = aggregate_per_step(model, &outside);
+  if (steps.empty()) {
+    throw TraceError(info.path +
+                     ": --per-step needs steps, and this trace has none (no ProfilerStep#N events "
+                     "of category ProfilerStep: record with mx.profiler.step() once per step)");
+  }
+  bool json = args.format == "json";
+  std::string out = json ? "[" : "";
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const StepTable& step = steps[i];
+    auto rows = display_rows(step.table, sort_by, args.ascending);
+    char head[160];
+    if (json) {
+      std::snprintf(head, sizeof head,
+                    "%s\n{\"step\":\"%s\",\"start_ms\":%.6f,\"dur_ms\":%.6f,\"stats\":",
+                    i ? "," : "", step.name.c_str(), static_cast<double>(step.start_ns) / 1e6,
+                    static_cast<double>(step.dur_ns) / 1e6);
+      out += head;
+      out += format_json(rows);
+      out += "}";
+    } else {
+      std::snprintf(head, sizeof head, "%s%s: %.6f ms, from %.6f ms\n", i ? "\n" : "",
+                    step.name.c_str(), static_cast<double>(step.dur_ns) / 1e6,
+                    static_cast<double>(step.start_ns) / 1e6);
+      out += head;
+      out += format_table(rows);
+    }
+  }
+  if (json) out += "\n]\n";
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  if (outside) {
+    std::fprintf(stderr, "nanomx-trace: %s: %zu slices start outside every step (not shown)\n",
+                 info.path.c_str(), outside);
+  }
+  return 0;
+}
+
 int run_summary(const Arguments& args) {
   if (args.positional.size() != 1) throw UsageError("summary takes exactly one FILE");
   SortKey sort_by = parse_sort_key(args.sort_by);
+  if (args.per_step) return run_summary_per_step(args, sort_by);
   StreamInfo info;
   ModelOptions options;
   options.keep_slices = false;  // the table needs only per-name statistics
