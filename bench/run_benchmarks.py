@@ -64,12 +64,25 @@ GBENCH_ROWS = [
     ("C API", "`MXImperativeInvoke` + `MXNDArrayFree`, 10-element add, naive engine", "c_api",
      "BM_CApiInvokeFree", "cpu_time", 1, "ns", "floor", "a 10-float add into a malloc'd buffer",
      "BM_PeerAdd10Malloc", "cpu_time", "lower", ""),
+    ("Trace tool (nanomx-trace)", "`summary`, 1 M-event synthetic trace", "trace_tool",
+     "BM_Summary/iterations:5", "bytes_per_second", 1e-6, "MB/s", "floor",
+     "the chunked simdjson parse alone", "BM_Floor_StreamParse/iterations:5", "bytes_per_second",
+     "higher", "≥ 200 MB/s"),
+    ("Trace tool (nanomx-trace)", "`diff` of two 1 M-event traces (MB/s of both)", "trace_tool",
+     "BM_Diff/iterations:3", "bytes_per_second", 1e-6, "MB/s", "floor",
+     "the chunked simdjson parse alone", "BM_Floor_StreamParse/iterations:5", "bytes_per_second",
+     "higher", "≥ 200 MB/s"),
+    ("Trace tool (nanomx-trace)", "`critical-path` of a 1 M-event trace with dependency flows",
+     "trace_tool", "BM_CriticalPath/iterations:3", "bytes_per_second", 1e-6, "MB/s", "floor",
+     "the chunked simdjson parse alone", "BM_Floor_StreamParse/iterations:5", "bytes_per_second",
+     "higher", "≥ 200 MB/s"),
 ]
 
 BINARIES = {
     "profiler": "bench/profiler/profiler_bench",
     "runtime": "bench/runtime/runtime_bench",
     "c_api": "bench/runtime/c_api_bench",
+    "trace_tool": "bench/trace_tool/trace_tool_bench",
 }
 
 
