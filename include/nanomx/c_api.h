@@ -75,5 +75,7 @@ NANOMX_API int MXProfileSetMarker(ProfileHandle domain, const char* instant_mark
 #include "nanomx/c_api_custom.h"
 /* Executors: symbols bound to arrays. */
 #include "nanomx/c_api_executor.h"
+/* RecordIO, image decoding, the image pipeline, im2rec. */
+#include "nanomx/c_api_io.h"
 
 #endif /* NANOMX_C_API_H_ */
