@@ -114,10 +114,20 @@ def pil_epoch(rec, batch):
 
 
 def im2rec_run(prefix, images):
+    """In this process (the C API call python -m nanomx.tools.im2rec makes), so that the
+    interpreter's start is not counted."""
     def run():
-        env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
-        subprocess.run([sys.executable, "-m", "nanomx.tools.im2rec", "--num-thread", str(THREADS),
-                        prefix, images], check=True, env=env, stdout=subprocess.DEVNULL)
+        from nanomx.tools import im2rec
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        saved = os.dup(1)
+        os.dup2(devnull, 1)
+        try:
+            code = im2rec.main(["--num-thread", str(THREADS), prefix, images])
+        finally:
+            os.dup2(saved, 1)
+            os.close(devnull)
+            os.close(saved)
+        assert code == 0, "im2rec failed"
     return run
 
 

@@ -283,13 +283,19 @@ cv::Mat Augmenter::crop_resize(const cv::Mat& decoded, const CropPlan& crop, int
   return out;
 }
 
-void Augmenter::flip_color(cv::Mat& image, std::mt19937_64& rng) const {
+void Augmenter::flip_color(cv::Mat& image, bool& bgr, std::mt19937_64& rng) const {
   if (c_.rand_mirror && uniform(rng, 0, 1) < 0.5) cv::flip(image, image, 1);
   const bool jitter = c_.brightness > 0 || c_.contrast > 0 || c_.saturation > 0 || c_.hue > 0 ||
                       c_.pca_noise > 0 || c_.rand_gray > 0;
   if (!jitter || image.channels() != 3) return;
   cv::Mat f;
-  image.convertTo(f, CV_32FC3);
+  if (bgr) {
+    cv::cvtColor(image, f, cv::COLOR_BGR2RGB);
+    bgr = false;
+    f.convertTo(f, CV_32FC3);
+  } else {
+    image.convertTo(f, CV_32FC3);
+  }
   const size_t n = static_cast<size_t>(f.rows) * f.cols;
   auto* px = reinterpret_cast<float*>(f.data);  // convertTo output is continuous
   constexpr float kCoef[3] = {0.299f, 0.587f, 0.114f};
@@ -371,12 +377,15 @@ void Augmenter::flip_color(cv::Mat& image, std::mt19937_64& rng) const {
   image = f;
 }
 
-void Augmenter::normalize_into(const cv::Mat& image, void* out) const {
+void Augmenter::normalize_into(const cv::Mat& image, bool bgr, void* out) const {
   const int h = image.rows, w = image.cols, ch = image.channels();
   NANOMX_CHECK(h == c_.out_h && w == c_.out_w && ch == c_.channels)
       << "image pipeline: an augmented image is " << h << "x" << w << "x" << ch << ", expected "
       << c_.out_h << "x" << c_.out_w << "x" << c_.channels;
   const size_t plane = static_cast<size_t>(h) * w;
+  // Output channel c reads input channel src[c]: RGB(A) out of BGR(A) without a separate pass.
+  int src[4] = {0, 1, 2, 3};
+  if (bgr && ch >= 3) std::swap(src[0], src[2]);
   if (c_.uint8_out) {
     auto* dst = static_cast<uint8_t*>(out);
     cv::Mat u8 = image;
@@ -384,7 +393,7 @@ void Augmenter::normalize_into(const cv::Mat& image, void* out) const {
     for (int y = 0; y < h; ++y) {
       const uint8_t* row = u8.ptr<uint8_t>(y);
       for (int x = 0; x < w; ++x)
-        for (int c = 0; c < ch; ++c) dst[c * plane + y * w + x] = row[x * ch + c];
+        for (int c = 0; c < ch; ++c) dst[c * plane + y * w + x] = row[x * ch + src[c]];
     }
     return;
   }
@@ -401,14 +410,16 @@ void Augmenter::normalize_into(const cv::Mat& image, void* out) const {
       for (int c = 0; c < ch; ++c) {
         float* d = dst + c * plane + o;
         const float s = sub[c], m = mul[c];
-        for (int x = 0; x < w; ++x) d[x] = (static_cast<float>(row[x * ch + c]) - s) * m;
+        const uint8_t* in = row + src[c];
+        for (int x = 0; x < w; ++x) d[x] = (static_cast<float>(in[x * ch]) - s) * m;
       }
     } else {
       const float* row = image.ptr<float>(y);
       for (int c = 0; c < ch; ++c) {
         float* d = dst + c * plane + o;
         const float s = sub[c], m = mul[c];
-        for (int x = 0; x < w; ++x) d[x] = (row[x * ch + c] - s) * m;
+        const float* in = row + src[c];
+        for (int x = 0; x < w; ++x) d[x] = (in[x * ch] - s) * m;
       }
     }
   }

@@ -74,9 +74,11 @@ class Augmenter {
   int plan(int src_w, int src_h, std::mt19937_64& rng, CropPlan& crop) const;
   cv::Mat crop_resize(const cv::Mat& decoded, const CropPlan& crop, int reduce,
                       std::mt19937_64& rng) const;
-  // Flips; the colour jitters (when any is on) turn `image` into float32.
-  void flip_color(cv::Mat& image, std::mt19937_64& rng) const;
-  void normalize_into(const cv::Mat& image, void* out) const;
+  // Flips; the colour jitters (when any is on) turn `image` into float32 RGB. `bgr`: the image
+  // is still in OpenCV's order (the pipeline decodes without a conversion pass and swaps the
+  // channels while normalising); cleared when this converts.
+  void flip_color(cv::Mat& image, bool& bgr, std::mt19937_64& rng) const;
+  void normalize_into(const cv::Mat& image, bool bgr, void* out) const;
 
  private:
   AugmentConfig c_;

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <fstream>
 #include <numeric>
+#include <opencv2/core/utility.hpp>
 #include <random>
 
 #include "io/recordio.h"
@@ -33,27 +34,27 @@ struct Stage {
   profiler::NameId id;
 };
 const Stage& stage_read() {
-  static const Stage s("ImageRecordIter::read");
+  static const Stage s("ImageRecordIter:read");
   return s;
 }
 const Stage& stage_decode() {
-  static const Stage s("ImageRecordIter::decode");
+  static const Stage s("ImageRecordIter:decode");
   return s;
 }
 const Stage& stage_crop() {
-  static const Stage s("ImageRecordIter::crop_resize");
+  static const Stage s("ImageRecordIter:crop_resize");
   return s;
 }
 const Stage& stage_flip() {
-  static const Stage s("ImageRecordIter::flip_color");
+  static const Stage s("ImageRecordIter:flip_color");
   return s;
 }
 const Stage& stage_norm() {
-  static const Stage s("ImageRecordIter::normalize_cast");
+  static const Stage s("ImageRecordIter:normalize_cast");
   return s;
 }
 const Stage& stage_batch() {
-  static const Stage s("ImageRecordIter::batchify");
+  static const Stage s("ImageRecordIter:batchify");
   return s;
 }
 const Stage& stage_wait() {
@@ -113,6 +114,10 @@ ImageRecordIter::ImageRecordIter(ImageIterConfig config)
   NANOMX_CHECK(!c.path_imgrec.empty() || !c.path_imglist.empty() || c.has_imglist)
       << c.name << ": give path_imgrec, path_imglist or imglist";
   config_.threads = std::clamp(config_.threads, 1, 64);
+  // The pipeline's threads are the parallelism: OpenCV's own pool inside each resize would only
+  // oversubscribe the cores (MXNet turns it off the same way).
+  static std::once_flag opencv_threads;
+  std::call_once(opencv_threads, [] { cv::setNumThreads(0); });
   config_.prefetch = std::clamp(config_.prefetch, 1, 16);
   load_items();
   for (int i = 1; i < config_.threads; ++i) helpers_.emplace_back([this, i] { helper_loop(i); });
@@ -466,9 +471,9 @@ void ImageRecordIter::process_image(size_t i) {
     if (peek_image_size(image, src_w, src_h)) {
       reduce = augmenter_.plan(src_w, src_h, rng, crop);
       if (!is_jpeg(image) || flag == -1) reduce = 1;
-      decoded = decode_image(image, flag, true, reduce, where);
+      decoded = decode_image(image, flag, false, reduce, where);
     } else {
-      decoded = decode_image(image, flag, true, 1, where);
+      decoded = decode_image(image, flag, false, 1, where);
       augmenter_.plan(decoded.cols, decoded.rows, rng, crop);
     }
     NANOMX_CHECK(decoded.channels() == c.aug.channels)
@@ -485,13 +490,14 @@ void ImageRecordIter::process_image(size_t i) {
              {out.rows, out.cols, out.channels()});
     }
     begin = on ? profiler::now_ticks() : 0;
-    augmenter_.flip_color(out, rng);
+    bool bgr = true;  // OpenCV's order until flip_color or normalize_into swaps it
+    augmenter_.flip_color(out, bgr, rng);
     if (on) {
       record(stage_flip(), begin, {out.rows, out.cols, out.channels()},
              {out.rows, out.cols, out.channels()});
     }
     begin = on ? profiler::now_ticks() : 0;
-    augmenter_.normalize_into(out, wk.data + i * wk.image_bytes);
+    augmenter_.normalize_into(out, bgr, wk.data + i * wk.image_bytes);
     if (on) {
       record(stage_norm(), begin, {out.rows, out.cols, out.channels()},
              {out.channels(), out.rows, out.cols});

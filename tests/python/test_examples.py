@@ -117,4 +117,4 @@ def test_profiler_imageiter_example(tmp_path):
     assert float(result.stdout.strip()) > 0
     events = check_trace(str(tmp_path / "profile_imageiter.json"))
     names = {e["name"] for e in events if e.get("ph") in ("X", "B")}
-    assert {"ImageRecordIter::decode", "ImageRecordIter::batchify", "wait for batch"} <= names
+    assert {"ImageRecordIter:decode", "ImageRecordIter:batchify", "wait for batch"} <= names
