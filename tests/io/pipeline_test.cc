@@ -12,6 +12,13 @@
 #include "io/recordio.h"
 #include "nanomx/error.h"
 
+// Under ThreadSanitizer: Debian's OpenCV imgcodecs loads GDAL, whose own mutexes TSan reports
+// as a lock-order inversion inside libgdal on the first encode (not nanomx code; unused in
+// other builds).
+extern "C" const char* __tsan_default_suppressions() {
+  return "deadlock:libgdal.so\nrace:libgdal.so\n";
+}
+
 namespace io = nanomx::io;
 namespace fs = std::filesystem;
 
