@@ -246,8 +246,14 @@ std::vector<ImageRecordIter::Planned> ImageRecordIter::plan_epoch() {
 }
 
 void ImageRecordIter::start_epoch(bool keep_carry) {
+  bool reached_end;
+  {
+    std::lock_guard lock(mutex_);
+    reached_end = ended_;
+  }
   stop_producer();
-  if (!keep_carry) next_carry_.clear();
+  // A rolled-over partial batch carries only when the consumer reached the end of the epoch.
+  if (!keep_carry || !reached_end) next_carry_.clear();
   carry_ = next_carry_;
   auto plans = plan_epoch();
   ++epoch_;
@@ -329,17 +335,12 @@ bool ImageRecordIter::next(Batch& out) {
   cv_.wait(lock, [&] { return !queue_.empty(); });
   Ready ready = std::move(queue_.front());
   queue_.pop_front();
+  if (ready.error || ready.end) ended_ = true;
   cv_.notify_all();
   lock.unlock();
   if (on) record(stage_wait(), begin, {}, {config_.batch_size});
-  if (ready.error) {
-    ended_ = true;
-    std::rethrow_exception(ready.error);
-  }
-  if (ready.end) {
-    ended_ = true;
-    return false;
-  }
+  if (ready.error) std::rethrow_exception(ready.error);
+  if (ready.end) return false;
   out = std::move(ready.batch);
   return true;
 }

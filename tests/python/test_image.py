@@ -385,3 +385,16 @@ def test_pipeline_stages_in_profile(tmp_path, profile_to, monkeypatch):
     assert {names_by_tid.get(e["tid"]) for e in decodes} <= {"io prefetch", "io worker 1"}
     waits = [e for e in events if e.get("name") == "wait for batch" and e.get("ph") in ("X", "B")]
     assert {names_by_tid.get(e["tid"]) for e in waits} == {"main"}
+
+
+def test_roll_over_carries_only_a_reached_end(tmp_path):
+    rec, idx = write_rec(tmp_path, 10)
+    it = mx.img.ImageIter(batch_size=4, data_shape=(3, 8, 8), path_imgrec=rec,
+                          last_batch_handle="roll_over")
+    it.next()
+    it.reset()  # mid-epoch: nothing to roll over
+    assert labels_of(it) == [([0, 1, 2, 3], 0), ([4, 5, 6, 7], 0)]
+    it.reset()
+    assert labels_of(it)[0] == ([8, 9, 0, 1], 0)
+    it.hard_reset()
+    assert labels_of(it)[0] == ([0, 1, 2, 3], 0)
