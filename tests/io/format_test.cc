@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <fstream>
 #include <opencv2/core.hpp>
+#include <opencv2/imgcodecs.hpp>
+#include <opencv2/imgproc.hpp>
 #include <string>
 
 #include "io/image.h"
@@ -199,4 +201,26 @@ TEST(Image, ReducedDecodeOnlyWhenTheCropAllows) {
   EXPECT_EQ(reduced, 20);
   c.reduced_decode = false;
   EXPECT_EQ(io::Augmenter(c).plan(4000, 3000, rng, plan), 1);
+}
+
+TEST(Image, JpegDecodeMatchesImdecode) {
+  cv::Mat m(61, 83, CV_8UC3);
+  cv::randu(m, 0, 255);
+  const std::string jpeg = io::encode_image(m, ".jpg", 90);
+  const cv::Mat buf(1, static_cast<int>(jpeg.size()), CV_8U, const_cast<char*>(jpeg.data()));
+  const auto same = [](const cv::Mat& a, const cv::Mat& b) {
+    return a.size() == b.size() && a.type() == b.type() && cv::norm(a, b, cv::NORM_INF) == 0;
+  };
+  EXPECT_TRUE(same(io::decode_image(jpeg, 1, false, 1, "t"), cv::imdecode(buf, cv::IMREAD_COLOR)));
+  EXPECT_TRUE(
+      same(io::decode_image(jpeg, 0, false, 1, "t"), cv::imdecode(buf, cv::IMREAD_GRAYSCALE)));
+  EXPECT_TRUE(same(io::decode_image(jpeg, 1, false, 2, "t"),
+                   cv::imdecode(buf, cv::IMREAD_REDUCED_COLOR_2)));
+  cv::Mat rgb;
+  cv::cvtColor(cv::imdecode(buf, cv::IMREAD_COLOR), rgb, cv::COLOR_BGR2RGB);
+  EXPECT_TRUE(same(io::decode_image(jpeg, 1, true, 1, "t"), rgb));
+  // A damaged JPEG: libjpeg's refusal falls back to imdecode, whose refusal is the error.
+  const std::string msg =
+      expect_error([&] { io::decode_image(jpeg.substr(0, 40), 1, true, 1, "rec 1"); });
+  EXPECT_NE(msg.find("rec 1"), std::string::npos) << msg;
 }
