@@ -65,8 +65,8 @@ namespace {
 // JPEGs are decoded with libjpeg-turbo directly, the library OpenCV's imdecode uses, without the
 // work imdecode adds around it (asking every registered codec, GDAL's included, whether it
 // knows the bytes; an extra copy): about half the CPU time per image here (docs/io.md). Files
-// with an Exif block (whose orientation imdecode applies), CMYK files and anything libjpeg
-// refuses go through imdecode, so the pixels are imdecode's in every case.
+// with an Exif orientation other than 1 (imdecode rotates them), CMYK files and anything
+// libjpeg refuses go through imdecode, so the pixels are imdecode's in every case.
 struct JpegError {
   jpeg_error_mgr mgr;
   jmp_buf jump;
@@ -77,21 +77,43 @@ void jpeg_error_exit(j_common_ptr cinfo) {
 }
 void jpeg_quiet(j_common_ptr, int) {}
 
-// True when the markers before the first scan include an APP1 Exif block.
-bool has_exif(std::string_view bytes) {
+// The Exif orientation of a JPEG: 1 (as stored) when it has no Exif block or no orientation tag,
+// the tag's value otherwise, 0 when the block cannot be read (then imdecode decides).
+int exif_orientation(std::string_view bytes) {
   const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
   const size_t n = bytes.size();
   size_t i = 2;
   while (i + 4 <= n && p[i] == 0xFF) {
     const unsigned char marker = p[i + 1];
-    if (marker == 0xDA || marker == 0xD9) return false;
+    if (marker == 0xDA || marker == 0xD9) return 1;
     const size_t len = size_t{p[i + 2]} << 8 | p[i + 3];
-    if (marker == 0xE1 && len >= 8 && i + 10 <= n && std::memcmp(p + i + 4, "Exif", 4) == 0) {
-      return true;
+    if (marker == 0xE1 && len >= 8 && i + 10 <= n && std::memcmp(p + i + 4, "Exif\0\0", 6) == 0) {
+      const unsigned char* tiff = p + i + 10;
+      const size_t size = std::min(len - 8, n - (i + 10));
+      if (size < 8 || (tiff[0] != 'I' && tiff[0] != 'M')) return 0;
+      const bool le = tiff[0] == 'I';
+      const auto u16 = [&](size_t at) {
+        return le ? tiff[at] | tiff[at + 1] << 8 : tiff[at] << 8 | tiff[at + 1];
+      };
+      const auto u32 = [&](size_t at) {
+        return le ? uint32_t{tiff[at]} | uint32_t{tiff[at + 1]} << 8 |
+                        uint32_t{tiff[at + 2]} << 16 | uint32_t{tiff[at + 3]} << 24
+                  : uint32_t{tiff[at]} << 24 | uint32_t{tiff[at + 1]} << 16 |
+                        uint32_t{tiff[at + 2]} << 8 | uint32_t{tiff[at + 3]};
+      };
+      const size_t ifd = u32(4);
+      if (ifd + 2 > size) return 0;
+      const size_t count = static_cast<size_t>(u16(ifd));
+      for (size_t k = 0; k < count; ++k) {
+        const size_t entry = ifd + 2 + 12 * k;
+        if (entry + 12 > size) return 0;
+        if (u16(entry) == 0x0112) return u16(entry + 8);
+      }
+      return 1;
     }
     i += 2 + len;
   }
-  return false;
+  return 1;
 }
 
 // Decodes into *out (3-channel in the asked order, or gray) at 1/reduce; false when libjpeg
@@ -149,7 +171,7 @@ cv::Mat decode_image(std::string_view bytes, int flag, bool to_rgb, int reduce,
   cv::Mat image;
   const bool jpeg = bytes.size() > 2 && static_cast<unsigned char>(bytes[0]) == 0xFF &&
                     static_cast<unsigned char>(bytes[1]) == 0xD8;
-  if (jpeg && flag != -1 && !has_exif(bytes) &&
+  if (jpeg && flag != -1 && exif_orientation(bytes) == 1 &&
       decode_jpeg(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), flag == 0,
                   to_rgb, std::max(reduce, 1), &image)) {
     return image;

@@ -224,3 +224,34 @@ TEST(Image, JpegDecodeMatchesImdecode) {
       expect_error([&] { io::decode_image(jpeg.substr(0, 40), 1, true, 1, "rec 1"); });
   EXPECT_NE(msg.find("rec 1"), std::string::npos) << msg;
 }
+
+TEST(Image, ExifOrientationGoesThroughImdecode) {
+  cv::Mat m(8, 16, CV_8UC3);
+  cv::randu(m, 0, 255);
+  const std::string jpeg = io::encode_image(m, ".jpg", 95);
+  // An APP1 Exif block (little-endian TIFF, IFD0 with one entry: orientation) after SOI.
+  const auto exif = [&](uint16_t orientation) {
+    std::string tiff("II*\0\x08\0\0\0", 8);
+    tiff += std::string("\x01\0", 2);                    // one entry
+    tiff += std::string("\x12\x01\x03\0\x01\0\0\0", 8);  // tag 0x0112, SHORT, count 1
+    tiff += static_cast<char>(orientation);
+    tiff += std::string(3, '\0');
+    tiff += std::string(4, '\0');  // no next IFD
+    std::string app1 = "Exif" + std::string(2, '\0') + tiff;
+    const size_t len = app1.size() + 2;
+    std::string segment = "\xFF\xE1";
+    segment += static_cast<char>(len >> 8);
+    segment += static_cast<char>(len & 0xFF);
+    return jpeg.substr(0, 2) + segment + app1 + jpeg.substr(2);
+  };
+  const cv::Mat plain = io::decode_image(exif(1), 1, false, 1, "t");
+  EXPECT_EQ(plain.cols, 16);
+  const std::string rotated = exif(6);  // 90° clockwise: imdecode swaps width and height
+  const cv::Mat buf(1, static_cast<int>(rotated.size()), CV_8U, const_cast<char*>(rotated.data()));
+  const cv::Mat expected = cv::imdecode(buf, cv::IMREAD_COLOR);
+  const cv::Mat got = io::decode_image(rotated, 1, false, 1, "t");
+  EXPECT_EQ(expected.cols, 8);  // imdecode did rotate: the block is well-formed
+  EXPECT_EQ(got.cols, expected.cols);
+  EXPECT_EQ(got.rows, expected.rows);
+  EXPECT_EQ(cv::norm(got, expected, cv::NORM_INF), 0);
+}
