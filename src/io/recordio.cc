@@ -86,6 +86,8 @@ RecordReader::RecordReader(const std::string& path) : path_(path) {
   file_ = std::fopen(path.c_str(), "rb");
   NANOMX_CHECK(file_ != nullptr) << "RecordIO: cannot open '" << path
                                  << "' for reading: " << std::strerror(errno);
+  // Records are read whole: a large buffer makes a batch of them a few system calls.
+  std::setvbuf(file_, nullptr, _IOFBF, size_t{1} << 20);
   if (std::fseek(file_, 0, SEEK_END) == 0) {
     const long end = std::ftell(file_);
     size_ = end > 0 ? static_cast<uint64_t>(end) : 0;
@@ -98,6 +100,7 @@ RecordReader::~RecordReader() {
 }
 
 void RecordReader::seek(uint64_t offset) {
+  if (offset == offset_) return;  // sequential reads keep stdio's buffer
   NANOMX_CHECK(offset <= size_) << "RecordIO: seek in '" << path_ << "' to byte offset " << offset
                                 << ", beyond the end of the file (" << size_ << " bytes)";
   NANOMX_CHECK(std::fseek(file_, static_cast<long>(offset), SEEK_SET) == 0)
