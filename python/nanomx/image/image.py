@@ -511,7 +511,7 @@ class ImageIter(io.DataIter):
             raise TypeError("ImageIter got unexpected keyword argument(s) %s (CreateAugmenter "
                             "takes %s)" % (", ".join(unknown), ", ".join(self._AUG_KEYS)))
         threads = _cpu_threads()
-        logging.debug("Using %s threads for decoding...", threads)
+        logging.info("Using %s threads for decoding...", threads)
         self.batch_size = batch_size
         self.data_shape = tuple(data_shape)
         self.label_width = label_width
