@@ -304,16 +304,23 @@ void ImageRecordIter::produce_epoch(uint64_t generation) {
     std::lock_guard lock(mutex_);
     plans.swap(plans_);
   }
+  // Batch b + 1's records are read while the helpers work on batch b (make_batch).
+  Records records, next_records;
+  if (!plans.empty()) read_records(plans[0], records);
   for (size_t b = 0; b <= plans.size(); ++b) {
     Ready ready;
     if (b == plans.size()) {
       ready.end = true;
+    } else if (records.error) {
+      ready.error = records.error;
     } else {
       try {
-        make_batch(plans[b], ready.batch);
+        make_batch(plans[b], records, b + 1 < plans.size() ? &plans[b + 1] : nullptr, next_records,
+                   ready.batch);
       } catch (...) {
         ready.error = std::current_exception();
       }
+      std::swap(records, next_records);
     }
     std::unique_lock lock(mutex_);
     cv_.wait(lock, [&] {
@@ -345,35 +352,46 @@ bool ImageRecordIter::next(Batch& out) {
   return true;
 }
 
-void ImageRecordIter::make_batch(const Planned& plan, Batch& out) {
+void ImageRecordIter::read_records(const Planned& plan, Records& out) {
   const ImageIterConfig& c = config_;
   const bool on = profiling();
-  // Read: the batch's records, in order, on this thread (one file position).
-  uint64_t begin = on ? profiler::now_ticks() : 0;
-  std::vector<std::string> records(plan.slots.size());
+  // The batch's records, in order, on the prefetch thread (one file position).
+  const uint64_t begin = on ? profiler::now_ticks() : 0;
+  out.bytes.resize(plan.slots.size());
+  out.error = nullptr;
   int64_t total = 0;
-  if (!c.path_imgrec.empty()) {
-    if (!reader_) reader_ = std::make_unique<RecordReader>(c.path_imgrec);
-    RecordReader* reader = reader_.get();
-    for (size_t i = 0; i < plan.slots.size(); ++i) {
-      const Item& item = items_[plan.slots[i].item];
-      reader->seek(item.offset);
-      NANOMX_CHECK(reader->read(records[i]))
-          << c.name << ": no record at byte offset " << item.offset << " of '" << c.path_imgrec
-          << "' (key " << item.key << ")";
-      total += static_cast<int64_t>(records[i].size());
+  try {
+    if (!c.path_imgrec.empty()) {
+      if (!reader_) reader_ = std::make_unique<RecordReader>(c.path_imgrec);
+      RecordReader* reader = reader_.get();
+      for (size_t i = 0; i < plan.slots.size(); ++i) {
+        const Item& item = items_[plan.slots[i].item];
+        reader->seek(item.offset);
+        NANOMX_CHECK(reader->read(out.bytes[i]))
+            << c.name << ": no record at byte offset " << item.offset << " of '" << c.path_imgrec
+            << "' (key " << item.key << ")";
+        total += static_cast<int64_t>(out.bytes[i].size());
+      }
+    } else {
+      for (size_t i = 0; i < plan.slots.size(); ++i) {
+        const Item& item = items_[plan.slots[i].item];
+        std::ifstream in(item.path, std::ios::binary);
+        NANOMX_CHECK(in.good()) << c.name << ": cannot open image file '" << item.path << "'";
+        out.bytes[i].assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+        total += static_cast<int64_t>(out.bytes[i].size());
+      }
     }
-  } else {
-    for (size_t i = 0; i < plan.slots.size(); ++i) {
-      const Item& item = items_[plan.slots[i].item];
-      std::ifstream in(item.path, std::ios::binary);
-      NANOMX_CHECK(in.good()) << c.name << ": cannot open image file '" << item.path << "'";
-      records[i].assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-      total += static_cast<int64_t>(records[i].size());
-    }
+  } catch (...) {
+    out.error = std::current_exception();
   }
   if (on) record(stage_read(), begin, {}, {static_cast<int64_t>(plan.slots.size()), total});
+}
 
+void ImageRecordIter::make_batch(const Planned& plan, const Records& records, const Planned* next,
+                                 Records& next_records, Batch& out) {
+  const ImageIterConfig& c = config_;
+  const bool on = profiling();
+  uint64_t begin = 0;
   const int64_t n = c.batch_size;
   const int64_t ch = c.aug.channels, h = c.aug.out_h, w = c.aug.out_w;
   NDArray data(Shape{n, ch, h, w}, Context::cpu(0),
@@ -388,7 +406,7 @@ void ImageRecordIter::make_batch(const Planned& plan, Batch& out) {
     wk.next.store(0, std::memory_order_relaxed);
     wk.count = plan.slots.size();
     wk.slots = plan.slots.data();
-    wk.records = records.data();
+    wk.records = records.bytes.data();
     wk.data = static_cast<char*>(data.data());
     wk.image_bytes = static_cast<size_t>(ch * h * w) * (c.aug.uint8_out ? 1 : 4);
     wk.labels = label.data_as<float>();
@@ -396,7 +414,9 @@ void ImageRecordIter::make_batch(const Planned& plan, Batch& out) {
     ++wk.round;
   }
   wk.start_cv.notify_all();
-  // This thread works too; then waits for the helpers still inside the round.
+  // The next batch's records while the helpers start on this one; then this thread works too,
+  // and waits for the helpers still inside the round.
+  if (next != nullptr) read_records(*next, next_records);
   for (size_t i; (i = wk.next.fetch_add(1, std::memory_order_relaxed)) < wk.count;) {
     process_image(i);
   }

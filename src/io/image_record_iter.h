@@ -90,7 +90,13 @@ class ImageRecordIter {
   void producer_loop();
   void helper_loop(int index);
   void produce_epoch(uint64_t generation);
-  void make_batch(const Planned& plan, Batch& out);
+  struct Records {
+    std::vector<std::string> bytes;  // one per slot
+    std::exception_ptr error;        // a read that failed: the batch reports it
+  };
+  void read_records(const Planned& plan, Records& out);
+  void make_batch(const Planned& plan, const Records& records, const Planned* next,
+                  Records& next_records, Batch& out);
   void process_image(size_t slot_index);
   std::vector<Planned> plan_epoch();
 
