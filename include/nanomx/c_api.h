@@ -75,6 +75,8 @@ NANOMX_API int MXProfileSetMarker(ProfileHandle domain, const char* instant_mark
 #include "nanomx/c_api_custom.h"
 /* Executors: symbols bound to arrays. */
 #include "nanomx/c_api_executor.h"
+/* RecordIO, image decoding, the image pipeline, im2rec. */
+#include "nanomx/c_api_io.h"
 /* Key-value stores (local and distributed). */
 #include "nanomx/c_api_kvstore.h"
 

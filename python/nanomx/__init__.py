@@ -27,6 +27,9 @@ from . import module as mod  # noqa: F401,E402
 from . import autograd  # noqa: F401,E402
 from . import operator  # noqa: F401,E402
 from . import executor  # noqa: F401,E402
+from . import recordio  # noqa: F401,E402
+from . import image  # noqa: E402
+from . import image as img  # noqa: F401,E402
 from . import kvstore  # noqa: E402
 from . import kvstore as kv  # noqa: F401,E402
 

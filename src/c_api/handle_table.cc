@@ -23,6 +23,8 @@ const char* handle_kind_name(uint8_t kind) noexcept {
       return "data iterator";
     case HandleKind::kKVStore:
       return "KVStore";
+    case HandleKind::kRecordIO:
+      return "RecordIO";
   }
   return "unknown";
 }

@@ -43,6 +43,7 @@ enum class HandleKind : uint8_t {
   kExecutor = 5,
   kDataIter = 6,
   kKVStore = 7,
+  kRecordIO = 8,
 };
 
 // "NDArray", "profiler object", ...; "unknown" for a byte that is no kind.

@@ -130,3 +130,27 @@ def _check_trace_tool_on(trace, events):
     text = subprocess.run([tool, "diff", trace, trace], capture_output=True, text=True,
                           timeout=120, check=True).stdout
     assert text.rstrip().endswith("NEW takes the same time as BASE"), text
+
+
+def test_profiler_imageiter_example(tmp_path):
+    import numpy as np
+    from nanomx import recordio
+    missing = subprocess.run([sys.executable, os.path.join(ROOT, "examples", "profiler",
+                                                           "profiler_imageiter.py")],
+                             cwd=str(tmp_path), capture_output=True, text=True, timeout=120,
+                             env=dict(os.environ,
+                                      PYTHONPATH=os.path.dirname(os.path.dirname(mx.__file__))))
+    assert missing.returncode != 0 and "scripts/make-sample-rec" in missing.stderr
+    # 609 images: the fewest that give the example's 20 batches of 32.
+    rng = np.random.RandomState(0)
+    writer = recordio.MXIndexedRecordIO(str(tmp_path / "test.idx"), str(tmp_path / "test.rec"),
+                                        "w")
+    for i in range(609):
+        img = rng.randint(0, 255, (rng.randint(40, 80), rng.randint(40, 80), 3)).astype(np.uint8)
+        writer.write_idx(i, recordio.pack_img(recordio.IRHeader(0, i % 10, i, 0), img))
+    writer.close()
+    result = run_example("profiler_imageiter.py", tmp_path)
+    assert float(result.stdout.strip()) > 0
+    events = check_trace(str(tmp_path / "profile_imageiter.json"))
+    names = {e["name"] for e in events if e.get("ph") in ("X", "B")}
+    assert {"ImageRecordIter:decode", "ImageRecordIter:batchify", "wait for batch"} <= names

@@ -1,1 +1,2 @@
-"""Command-line tools of the nanomx package (``python3 -m nanomx.tools.launch``)."""
+"""Command-line tools of the nanomx package (``python3 -m nanomx.tools.im2rec``,
+``python3 -m nanomx.tools.launch``)."""
