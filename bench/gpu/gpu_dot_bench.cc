@@ -72,14 +72,17 @@ int main(int argc, char** argv) {
   }
 
   // Direct cublasSgemm on the same GPU and sizes, synchronized per call.
-  float *da = nullptr, *db = nullptr, *dc = nullptr;
+  void *va = nullptr, *vb = nullptr, *vc = nullptr;
   const size_t bytes = sizeof(float) * static_cast<size_t>(n) * static_cast<size_t>(n);
   check(cudaSetDevice(0), "cudaSetDevice");
-  check(cudaMalloc(&da, bytes), "cudaMalloc");
-  check(cudaMalloc(&db, bytes), "cudaMalloc");
-  check(cudaMalloc(&dc, bytes), "cudaMalloc");
-  check(cudaMemset(da, 0, bytes), "cudaMemset");
-  check(cudaMemset(db, 0, bytes), "cudaMemset");
+  check(cudaMalloc(&va, bytes), "cudaMalloc");
+  check(cudaMalloc(&vb, bytes), "cudaMalloc");
+  check(cudaMalloc(&vc, bytes), "cudaMalloc");
+  check(cudaMemset(va, 0, bytes), "cudaMemset");
+  check(cudaMemset(vb, 0, bytes), "cudaMemset");
+  const auto* da = static_cast<const float*>(va);
+  const auto* db = static_cast<const float*>(vb);
+  auto* dc = static_cast<float*>(vc);
   cublasHandle_t h = nullptr;
   cublasCreate(&h);
   cublasSetMathMode(h, CUBLAS_PEDANTIC_MATH);  // as nanomx without NANOMX_CUBLAS_TF32
@@ -92,9 +95,9 @@ int main(int argc, char** argv) {
     if (i >= 3) direct.push_back(ms_since(t0));
   }
   cublasDestroy(h);
-  cudaFree(da);
-  cudaFree(db);
-  cudaFree(dc);
+  cudaFree(va);
+  cudaFree(vb);
+  cudaFree(vc);
 
   const double ours_ms = median(ours), direct_ms = median(direct);
   std::printf(

@@ -14,6 +14,7 @@
 #include "nanomx/env.h"
 #include "nanomx/error.h"
 #include "nanomx/gpu.h"
+#include "profiler/nvtx.h"
 #ifdef NANOMX_HAVE_CUDA
 #include "base/cuda_util.h"
 #endif
@@ -739,7 +740,15 @@ class ThreadedEngine final : public Engine, private Completer {
       return;
     }
     bool new_error = false;
+#ifdef NANOMX_HAVE_CUDA
+    // An NVTX range per profiled operator, so that Nsight Systems shows nanomx's names.
+    const bool nvtx_range = op->profiled && op->name != nullptr;
+    if (nvtx_range) profiler::nvtx::push(op->name);
     ErrorRef error = run_opr_block(*op, new_error);
+    if (nvtx_range) profiler::nvtx::pop();
+#else
+    ErrorRef error = run_opr_block(*op, new_error);
+#endif
 #ifdef NANOMX_HAVE_CUDA
     // On a GPU worker the operation's kernels are still running: it completes when they are.
     if (tls_completer != nullptr && op->ctx.dev_type == DeviceType::kGPU) {

@@ -21,6 +21,7 @@
 #include "nanomx/error.h"
 #include "nanomx/gpu.h"
 #include "profiler/hooks.h"
+#include "storage/gpu_memory_profile.h"
 
 namespace nanomx::storage {
 
@@ -95,16 +96,21 @@ class GpuAllocator final : public DeviceAllocator {
         p.pooled -= capacity;
       }
     }
+    const bool reused = data != nullptr;
     if (data == nullptr) data = malloc_on(ctx, capacity, p);
     block.data = data;
     block.capacity = capacity;
     profiler::memory_alloc(ctx.profiler_slot(), capacity);
+    if (profiler::active(profiler::kMemory)) {
+      gpu_memory_profile_alloc(data, size, ctx.dev_id, capacity, reused);
+    }
     return block;
   }
 
   void release(Block& block) override {
     if (block.data == nullptr) return;
     profiler::memory_free(block.ctx.profiler_slot(), block.capacity);
+    if (profiler::active(profiler::kMemory)) gpu_memory_profile_free(block.data);
     if (gpu_pool_type() == GpuPoolType::kUnpooled) {
       DeviceGuard guard(block.ctx.dev_id);
       (void)cudaFree(block.data);  // at exit the driver may be gone: nothing to report

@@ -63,14 +63,15 @@ using GpuKernel = void (*)(const ParsedParams&, std::span<const NDArray>, std::s
 
 // Every array on the output's GPU and float32 (this phase's kernels), then the kernel on the
 // right stream.
-template <GpuKernel K, bool kAnyDtype = false>
+// kCopy: _copyto between devices (any dtype, inputs anywhere: the copy reads host memory too).
+template <GpuKernel K, bool kCopy = false>
 void gpu_kernel(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out) {
   const Context ctx = out[0].ctx();
   auto check = [&](const NDArray& a, const char* what, size_t i) {
-    NANOMX_CHECK(a.ctx() == ctx) << p.op() << ": " << what << " " << i << " is on " << a.ctx().str()
-                                 << ", the operator runs on " << ctx.str()
-                                 << " (copy it there with as_in_context / copyto)";
-    NANOMX_CHECK(kAnyDtype || a.dtype() == DType::kFloat32)
+    NANOMX_CHECK(kCopy || a.ctx() == ctx)
+        << p.op() << ": " << what << " " << i << " is on " << a.ctx().str()
+        << ", the operator runs on " << ctx.str() << " (copy it there with as_in_context / copyto)";
+    NANOMX_CHECK(kCopy || a.dtype() == DType::kFloat32)
         << p.op() << ": the CUDA kernels support float32 only (docs/cuda.md), " << what << " " << i
         << " is " << dtype_name(a.dtype());
   };
