@@ -76,6 +76,9 @@ TEST_F(Gpu, ElementwiseAndBroadcastBinary) {
     compare(std::string("broadcast_") + op, {a, row}, {});
     compare(std::string("broadcast_") + op, {row, a}, {});
   }
+  compare("_grad_add", {a, b}, {});
+  compare("add_n", {a, b, a}, {});
+  compare("add_n", {a}, {});
 }
 
 TEST_F(Gpu, ScalarAndUnary) {

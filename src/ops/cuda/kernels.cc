@@ -112,6 +112,23 @@ void binary(const ParsedParams& p, std::span<const NDArray> in, std::span<const 
   check_launch(p, cu::binary_broadcast(Op, f(in[0]), f(in[1]), fw(out[0]), out[0].size(), bc, s));
 }
 
+// add_n (the gradient graphs' sums): left to right, as the CPU kernel.
+void add_n(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out,
+           cudaStream_t s) {
+  const int64_t n = out[0].size();
+  if (in.size() == 1) {
+    if (in[0].data() != out[0].data() && n > 0) {
+      NANOMX_CUDA_CALL(cudaMemcpyAsync(out[0].data(), in[0].data(), out[0].nbytes(),
+                                       cudaMemcpyDeviceToDevice, s));
+    }
+    return;
+  }
+  check_launch(p, cu::binary(cu::BinaryOp::kAdd, f(in[0]), f(in[1]), fw(out[0]), n, s));
+  for (size_t k = 2; k < in.size(); ++k) {
+    check_launch(p, cu::binary(cu::BinaryOp::kAdd, f(out[0]), f(in[k]), fw(out[0]), n, s));
+  }
+}
+
 template <cu::ScalarOp Op>
 void scalar(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out,
             cudaStream_t s) {
@@ -403,6 +420,8 @@ void register_cuda_kernels() {
     register_kernel(p + "div", kGPU, gpu_kernel<binary<B::kDiv>>);
   }
   register_kernel("_grad_add", kGPU, gpu_kernel<binary<B::kAdd>>);
+  register_kernel("add_n", kGPU, gpu_kernel<add_n>);
+  register_kernel("_identity_with_attr_like_rhs", kGPU, gpu_kernel<copy>);
   register_kernel("_plus_scalar", kGPU, gpu_kernel<scalar<S::kAdd>>);
   register_kernel("_minus_scalar", kGPU, gpu_kernel<scalar<S::kSub>>);
   register_kernel("_rminus_scalar", kGPU, gpu_kernel<scalar<S::kRSub>>);

@@ -215,7 +215,8 @@ __global__ void activation_grad_kernel(ActGrad act, const float* dy, const float
 }
 
 __device__ __forceinline__ float clip_grad(float g, float c) {
-  return c >= 0.f ? fminf(fmaxf(g, -c), c) : g;
+  if (c < 0.f) return g;  // clip_gradient < 0: no clipping; NaN passes, as the CPU kernel
+  return g > c ? c : (g < -c ? -c : g);
 }
 
 __global__ void sgd_kernel(const float* w, const float* g, float* mom, float* out, int64_t n,
