@@ -222,7 +222,7 @@ def main():
                 samples.setdefault(("g",) + row[:2], []).append(
                     (None if n is None else n * scale, None if ref is None else ref * scale))
         for script in ("compare_python.py", "compare_symbolic.py", "compare_io.py",
-                       "compare_kvstore.py"):
+                       "compare_kvstore.py", "compare_gpu.py"):
             try:
                 result = run_python(script, args.quick, env)
             except subprocess.CalledProcessError as e:

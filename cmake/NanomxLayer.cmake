@@ -14,11 +14,14 @@ function(nanomx_layer name)
   set(target nanomx_${name})
   add_library(${target} STATIC ${L_SOURCES})
   set_target_properties(${target} PROPERTIES POSITION_INDEPENDENT_CODE ON
-                                             CXX_VISIBILITY_PRESET hidden)
+                                             CXX_VISIBILITY_PRESET hidden
+                                             CUDA_VISIBILITY_PRESET hidden)
   target_include_directories(${target}
     PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
     PRIVATE ${PROJECT_SOURCE_DIR}/src)
-  target_compile_options(${target} PRIVATE ${NANOMX_WARNINGS})
+  # nvcc takes warnings in its own syntax (the CUDA backend's .cu files, docs/cuda.md).
+  target_compile_options(${target} PRIVATE "$<$<COMPILE_LANGUAGE:CXX>:${NANOMX_WARNINGS}>"
+                                           $<$<COMPILE_LANGUAGE:CUDA>:-Werror=all-warnings>)
   target_link_libraries(${target} PUBLIC ${L_PUBLIC} PRIVATE ${L_PRIVATE})
 
   # The link check: this layer's objects plus only what it declares must resolve every symbol.

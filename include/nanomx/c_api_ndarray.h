@@ -92,8 +92,10 @@ NANOMX_API int MXImperativeInvoke(AtomicSymbolCreator creator, int num_inputs,
                                   NDArrayHandle* inputs, int* num_outputs, NDArrayHandle** outputs,
                                   int num_params, const char** param_keys, const char** param_vals);
 NANOMX_API int MXRandomSeed(int seed);
-/* Always 0 in a build without CUDA. */
+/* The GPUs this process can use: 0 in a build without CUDA or when no GPU is visible. */
 NANOMX_API int MXGetGPUCount(int* out);
+/* Free and total bytes of gpu(dev); fails, saying why, unless 0 <= dev < MXGetGPUCount. */
+NANOMX_API int MXGetGPUMemoryInformation64(int dev, uint64_t* free_mem, uint64_t* total_mem);
 
 #ifdef __cplusplus
 }

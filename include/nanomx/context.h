@@ -26,7 +26,7 @@ struct Context {
 };
 
 // Validates a context given as MXNet's integer codes (1 cpu, 2 gpu, 3 cpu_pinned, 5 cpu_shared);
-// throws for GPU contexts (this build has no GPU) and unknown codes.
+// throws for unknown codes and for gpu(i) unless i < num_gpus() (nanomx/gpu.h).
 Context make_context(int dev_type, int dev_id);
 
 }  // namespace nanomx

@@ -79,8 +79,14 @@ def cpu_pinned(device_id=0):
 
 
 def num_gpus():
-    """How many CUDA devices nanomx can use (0 in a build without CUDA)."""
+    """How many CUDA devices nanomx can use (0 in a build without CUDA or without a GPU)."""
     return _LIB.gpu_count()
+
+
+def gpu_memory_info(device_id=0):
+    """(free, total) bytes of gpu(device_id); MXNetError, saying why, when there is no such GPU."""
+    free, total = _LIB.gpu_memory_info(int(device_id))
+    return int(free), int(total)
 
 
 def current_context():

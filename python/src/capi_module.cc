@@ -390,6 +390,11 @@ void register_ndarray(py::module_& m) {
     check(MXGetGPUCount(&n));
     return n;
   });
+  m.def("gpu_memory_info", [](int dev) {
+    uint64_t free_mem = 0, total_mem = 0;
+    check(MXGetGPUMemoryInformation64(dev, &free_mem, &total_mem));
+    return py::make_tuple(free_mem, total_mem);
+  });
 }
 
 void register_profiler(py::module_& m) {

@@ -1,6 +1,7 @@
 #include "nanomx/context.h"
 
 #include "nanomx/error.h"
+#include "nanomx/gpu.h"
 #include "profiler/hooks.h"
 
 namespace nanomx {
@@ -37,9 +38,8 @@ std::string Context::str() const {
 Context make_context(int dev_type, int dev_id) {
   NANOMX_CHECK(dev_type == 1 || dev_type == 2 || dev_type == 3 || dev_type == 5)
       << "unknown device type " << dev_type << " (valid: 1 cpu, 2 gpu, 3 cpu_pinned, 5 cpu_shared)";
-  NANOMX_CHECK(dev_type != 2) << "gpu(" << dev_id
-                              << ") requested, but this build has no GPU support";
   NANOMX_CHECK(dev_id >= 0) << "negative device id " << dev_id;
+  if (dev_type == 2) check_gpu_id(dev_id);
   Context ctx{static_cast<DeviceType>(dev_type), dev_id};
   ctx.profiler_slot();  // throws for an id beyond the device rows
   return ctx;

@@ -17,6 +17,7 @@
 #include "c_api/c_api_objects.h"
 #include "c_api/handle_table.h"
 #include "c_api/ndarray_handles.h"
+#include "nanomx/gpu.h"
 #include "nanomx/ndarray.h"
 #include "nanomx/ops.h"
 #include "ops/registry.h"
@@ -526,7 +527,17 @@ int MXRandomSeed(int seed) {
 int MXGetGPUCount(int* out) {
   NANOMX_API_BEGIN(MXGetGPUCount);
   check_not_null(out, "MXGetGPUCount", "out");
-  *out = 0;
+  *out = nanomx::num_gpus();
+  NANOMX_API_END();
+}
+
+int MXGetGPUMemoryInformation64(int dev, uint64_t* free_mem, uint64_t* total_mem) {
+  NANOMX_API_BEGIN(MXGetGPUMemoryInformation64);
+  check_not_null(free_mem, "MXGetGPUMemoryInformation64", "free_mem");
+  check_not_null(total_mem, "MXGetGPUMemoryInformation64", "total_mem");
+  const nanomx::GpuMemoryInfo info = nanomx::gpu_memory_info(dev);
+  *free_mem = info.free_bytes;
+  *total_mem = info.total_bytes;
   NANOMX_API_END();
 }
 

@@ -8,7 +8,9 @@
 #include "c_api/c_api_common.h"
 #include "c_api/handle_table.h"
 #include "nanomx/c_api.h"
+#include "nanomx/gpu.h"
 #include "nanomx/profiler.h"
+#include "storage/gpu_memory_profile.h"
 
 namespace prof = nanomx::profiler;
 
@@ -139,6 +141,11 @@ int MXDumpProcessProfile(int finished, int profile_process, KVStoreHandle kvStor
     send_to_servers(kvStoreHandle, std::string(finished ? "1" : "0") + "3", kNullKv);
   } else {
     prof::dump(finished != 0);
+    // After the trace, the GPU memory profile (CUDA builds only, as MXNet: docs/cuda.md).
+    if (nanomx::cuda_built()) {
+      nanomx::storage::write_gpu_memory_profile(
+          prof::current_config().gpu_memory_profile_filename_prefix);
+    }
   }
   NANOMX_API_END();
 }

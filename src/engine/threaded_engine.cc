@@ -11,7 +11,13 @@
 
 #include "engine/engines.h"
 #include "engine/var.h"
+#include "nanomx/env.h"
 #include "nanomx/error.h"
+#include "nanomx/gpu.h"
+#include "profiler/nvtx.h"
+#ifdef NANOMX_HAVE_CUDA
+#include "base/cuda_util.h"
+#endif
 
 namespace nanomx::engine {
 
@@ -89,11 +95,17 @@ class ReadyList {
 class WorkerPool {
  public:
   using Executor = std::function<void(OprBlock*)>;
-  WorkerPool(std::string name, int threads, Executor execute) : execute_(std::move(execute)) {
+  // A device's per-thread state (a GPU worker's device and stream): made on the worker thread
+  // before its first operation, released by the returned function when the thread ends.
+  using ThreadSetup = std::function<std::function<void()>()>;
+  WorkerPool(std::string name, int threads, Executor execute, ThreadSetup setup = {})
+      : execute_(std::move(execute)) {
     for (int i = 0; i < threads; ++i) {
-      threads_.emplace_back([this, thread_name = name + " worker " + std::to_string(i)] {
+      threads_.emplace_back([this, setup, thread_name = name + " worker " + std::to_string(i)] {
         profiler::set_thread_name(thread_name);
+        std::function<void()> teardown = setup ? setup() : std::function<void()>{};
         run();
+        if (teardown) teardown();
       });
     }
   }
@@ -223,6 +235,108 @@ class WorkerPool {
   std::vector<std::thread> threads_;
 };
 
+#ifdef NANOMX_HAVE_CUDA
+// Completes the GPU operations of one worker pool once their stream work is done: the worker
+// records a CUDA event after launching an operation and hands the operation here; this thread
+// waits for the events in order (cudaEventSynchronize on a blocking-sync event: it sleeps, no
+// device-wide synchronization, the workers keep launching) and then completes each operation.
+class StreamCompleter {
+ public:
+  using Finish = std::function<void(OprBlock*, ErrorRef, bool)>;
+  StreamCompleter(std::string name, int dev_id, Finish finish)
+      : finish_(std::move(finish)), thread_([this, name = std::move(name), dev_id] {
+          profiler::set_thread_name(name);
+          (void)cudaSetDevice(dev_id);
+          run();
+        }) {}
+  ~StreamCompleter() {
+    {
+      std::lock_guard lock(mutex_);
+      stop_ = true;
+    }
+    cv_.notify_one();
+    thread_.join();
+    for (cudaEvent_t e : free_events_) (void)cudaEventDestroy(e);
+  }
+  StreamCompleter(const StreamCompleter&) = delete;
+  StreamCompleter& operator=(const StreamCompleter&) = delete;
+
+  // Called by a worker on its own device after op's work was enqueued on `stream`.
+  void enqueue(cudaStream_t stream, OprBlock* op, ErrorRef error, bool new_error) {
+    cudaEvent_t event = nullptr;
+    {
+      std::lock_guard lock(mutex_);
+      if (!free_events_.empty()) {
+        event = free_events_.back();
+        free_events_.pop_back();
+      }
+    }
+    cudaError_t status = cudaSuccess;
+    if (event == nullptr) {
+      status = cudaEventCreateWithFlags(&event, cudaEventDisableTiming | cudaEventBlockingSync);
+    }
+    if (status == cudaSuccess) status = cudaEventRecord(event, stream);
+    if (status != cudaSuccess && !error) {
+      error = cuda_error(*op, "cannot record the completion event", status);
+      new_error = true;
+    }
+    {
+      std::lock_guard lock(mutex_);
+      queue_.push_back({status == cudaSuccess ? event : nullptr, op, std::move(error), new_error});
+    }
+    cv_.notify_one();
+  }
+
+ private:
+  static ErrorRef cuda_error(const OprBlock& op, const char* what, cudaError_t status) {
+    return std::make_shared<const std::string>(
+        std::string("operator ") + (op.name ? op.name : "(unnamed)") + " failed: " + what +
+        " (CUDA: " + cudaGetErrorString(status) + ")");
+  }
+
+  struct Pending {
+    cudaEvent_t event;
+    OprBlock* op;
+    ErrorRef error;
+    bool new_error;
+  };
+
+  void run() {
+    for (;;) {
+      Pending p;
+      {
+        std::unique_lock lock(mutex_);
+        cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+        if (queue_.empty()) return;  // stopping, and nothing left
+        p = std::move(queue_.front());
+        queue_.pop_front();
+      }
+      if (p.event != nullptr) {
+        const cudaError_t status = cudaEventSynchronize(p.event);
+        if (status != cudaSuccess && !p.error) {  // a kernel failed: the op carries the error
+          p.error = cuda_error(*p.op, "its kernels failed", status);
+          p.new_error = true;
+        }
+        std::lock_guard lock(mutex_);
+        free_events_.push_back(p.event);
+      }
+      finish_(p.op, std::move(p.error), p.new_error);
+    }
+  }
+
+  Finish finish_;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::deque<Pending> queue_;
+  std::vector<cudaEvent_t> free_events_;
+  bool stop_ = false;
+  std::thread thread_;  // last: starts once the rest is built
+};
+
+// The completer of the calling GPU worker's pool (null on other threads).
+thread_local StreamCompleter* tls_completer = nullptr;
+#endif  // NANOMX_HAVE_CUDA
+
 class ThreadedEngine final : public Engine, private Completer {
  public:
   ThreadedEngine(int cpu_workers, size_t inline_bytes)
@@ -253,7 +367,9 @@ class ThreadedEngine final : public Engine, private Completer {
       delete op;
       throw;
     }
-    op->run_inline = options.bytes_touched != 0 && options.bytes_touched <= inline_bytes_;
+    // GPU work runs only on its device's workers, which hold its stream.
+    op->run_inline =
+        options.bytes_touched != 0 && options.bytes_touched <= inline_bytes_ && ctx.is_cpu();
     submit(op);
   }
 
@@ -381,7 +497,8 @@ class ThreadedEngine final : public Engine, private Completer {
   OprBlock* claim_for(Var* var, int depth) {
     OprBlock* writer = var->write_active ? var->writer : nullptr;
     if (writer == nullptr) return nullptr;
-    WorkerPool* pool = find_pool(writer->ctx);
+    // GPU operations are never helped: only their device's workers hold its stream.
+    WorkerPool* pool = writer->ctx.is_cpu() ? find_pool(writer->ctx) : nullptr;
     if (pool != nullptr && pool->try_claim(writer)) return writer;
     if (depth >= kHelpDepth) return nullptr;
     for (const auto* list : {&writer->reads, &writer->writes}) {
@@ -398,6 +515,11 @@ class ThreadedEngine final : public Engine, private Completer {
   OprBlock* try_pop_any() {
     std::lock_guard lock(pools_mutex_);
     for (auto& [key, pool] : pools_) {
+      if (key.first != static_cast<int>(DeviceType::kCPU) &&
+          key.first != static_cast<int>(DeviceType::kCPUPinned) &&
+          key.first != static_cast<int>(DeviceType::kCPUShared)) {
+        continue;  // GPU pools (and their copy pools): only their workers hold the streams
+      }
       if (OprBlock* op = pool->try_pop()) return op;
     }
     return nullptr;
@@ -505,6 +627,10 @@ class ThreadedEngine final : public Engine, private Completer {
       case DeviceType::kCPUPinned:
       case DeviceType::kCPUShared:
         return cpu_workers_;
+#ifdef NANOMX_HAVE_CUDA
+      case DeviceType::kGPU:  // none without a visible GPU: as a build without CUDA
+        return num_gpus() > 0 ? gpu_workers_ : 0;
+#endif
       default:
         return 0;
     }
@@ -520,21 +646,60 @@ class ThreadedEngine final : public Engine, private Completer {
     return it == pools_.end() ? nullptr : it->second.get();
   }
 
-  WorkerPool& pool_for(Context ctx) {
-    if (WorkerPool* pool = find_pool(ctx)) return *pool;
-    const auto key = std::make_pair(static_cast<int>(ctx.dev_type), ctx.dev_id);
+  // The copy workers of a GPU (docs/cuda.md) are a pool apart, keyed by this device type code
+  // (none of MXNet's), so that copies run on their own streams beside the compute workers.
+  static constexpr int kGpuCopyKey = 102;
+
+  WorkerPool& pool_for(Context ctx, bool copy = false) {
+    if (!copy) {
+      if (WorkerPool* pool = find_pool(ctx)) return *pool;
+    }
+    const auto key =
+        std::make_pair(copy ? kGpuCopyKey : static_cast<int>(ctx.dev_type), ctx.dev_id);
     std::lock_guard lock(pools_mutex_);
     auto it = pools_.find(key);
     if (it == pools_.end()) {
-      const int threads = workers_per_device(ctx.dev_type);
+      int threads = workers_per_device(ctx.dev_type);
       const std::string device = ctx.str();  // "gpu(0)": the type's name is before '('
       NANOMX_CHECK(threads > 0) << "engine: no " << device.substr(0, device.find('('))
                                 << " worker pool in this build (" << device << ")";
       std::string name =
           ctx.dev_type == DeviceType::kCPU ? "cpu/" + std::to_string(ctx.dev_id) : ctx.str();
+      WorkerPool::ThreadSetup setup;
+#ifdef NANOMX_HAVE_CUDA
+      if (ctx.dev_type == DeviceType::kGPU) {
+        if (copy) {
+          threads = gpu_copy_workers_;
+          name += " copy";
+        }
+        auto completer = std::make_unique<StreamCompleter>(
+            name + " completion", ctx.dev_id, [this](OprBlock* op, ErrorRef error, bool new_error) {
+              finish(op, std::move(error), new_error);
+            });
+        setup = [completer = completer.get(), dev_id = ctx.dev_id]() -> std::function<void()> {
+          cudaStream_t stream = nullptr;
+          if (cudaSetDevice(dev_id) != cudaSuccess ||
+              cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess) {
+            stream = nullptr;  // its operations then fail, saying so (no stream)
+          }
+          cuda::set_current_device(dev_id);
+          cuda::set_current_stream(stream);
+          tls_completer = completer;
+          return [stream] {
+            if (stream != nullptr) {
+              (void)cudaStreamSynchronize(stream);
+              (void)cudaStreamDestroy(stream);
+            }
+            cuda::set_current_stream(nullptr);
+            tls_completer = nullptr;
+          };
+        };
+        completers_.push_back(std::move(completer));
+      }
+#endif
       it = pools_
-               .emplace(key, std::make_unique<WorkerPool>(name, threads,
-                                                          [this](OprBlock* op) { execute(op); }))
+               .emplace(key, std::make_unique<WorkerPool>(
+                                 name, threads, [this](OprBlock* op) { execute(op); }, setup))
                .first;
       if (ctx.dev_type == DeviceType::kCPU && ctx.dev_id >= 0 && ctx.dev_id < kFastPools) {
         fast_pools_[static_cast<size_t>(ctx.dev_id)].store(it->second.get(),
@@ -559,7 +724,9 @@ class ThreadedEngine final : public Engine, private Completer {
       return;
     }
     const bool deleting = op->prop == FnProperty::kDeleteVar;
-    pool_for(op->ctx).push(op, deleting, at_push && !deleting);
+    const bool copy = op->ctx.dev_type == DeviceType::kGPU &&
+                      (op->prop == FnProperty::kCopyToGPU || op->prop == FnProperty::kCopyFromGPU);
+    pool_for(op->ctx, copy).push(op, deleting, at_push && !deleting);
   }
 
   void execute(OprBlock* op) {
@@ -573,7 +740,22 @@ class ThreadedEngine final : public Engine, private Completer {
       return;
     }
     bool new_error = false;
+#ifdef NANOMX_HAVE_CUDA
+    // An NVTX range per profiled operator, so that Nsight Systems shows nanomx's names.
+    const bool nvtx_range = op->profiled && op->name != nullptr;
+    if (nvtx_range) profiler::nvtx::push(op->name);
     ErrorRef error = run_opr_block(*op, new_error);
+    if (nvtx_range) profiler::nvtx::pop();
+#else
+    ErrorRef error = run_opr_block(*op, new_error);
+#endif
+#ifdef NANOMX_HAVE_CUDA
+    // On a GPU worker the operation's kernels are still running: it completes when they are.
+    if (tls_completer != nullptr && op->ctx.dev_type == DeviceType::kGPU) {
+      tls_completer->enqueue(cuda::current_stream(), op, std::move(error), new_error);
+      return;
+    }
+#endif
     finish(op, std::move(error), new_error);
   }
 
@@ -625,10 +807,20 @@ class ThreadedEngine final : public Engine, private Completer {
 
   const int cpu_workers_;
   const size_t inline_bytes_;
+#ifdef NANOMX_HAVE_CUDA
+  // MXNet's MXNET_GPU_WORKER_NTHREADS (2) and MXNET_GPU_COPY_NTHREADS (2; here 1 by default).
+  const int gpu_workers_ = env::get_int("GPU_WORKER_NTHREADS", 2);
+  const int gpu_copy_workers_ = env::get_int("GPU_COPY_NTHREADS", 1);
+#endif
   static constexpr int kFastPools = 64;  // cpu(0) .. cpu(63): found without a lock
   std::array<std::atomic<WorkerPool*>, kFastPools> fast_pools_{};
   std::mutex pools_mutex_;
   std::map<std::pair<int, int>, std::unique_ptr<WorkerPool>> pools_;
+#ifdef NANOMX_HAVE_CUDA
+  // Declared after pools_, so destroyed first; the destructor has joined the workers by then
+  // (pools_.clear()), and each completer completes what is still queued before it ends.
+  std::vector<std::unique_ptr<StreamCompleter>> completers_;
+#endif
   std::atomic<int64_t> pending_{0};
   std::atomic<int> all_waiters_{0};  // threads asleep in wait_all
   std::mutex finish_mutex_;

@@ -5,6 +5,7 @@
 #include "base/object_pool.h"
 #include "nanomx/error.h"
 #include "nanomx/storage.h"
+#include "storage/copy.h"
 
 namespace nanomx {
 
@@ -156,7 +157,7 @@ void NDArray::sync_copy_from_cpu(const void* src, size_t bytes) const {
                                   << nbytes();
   NANOMX_CHECK(src != nullptr || bytes == 0) << "SyncCopyFromCPU: null source";
   wait_to_write();
-  if (bytes) std::memcpy(data(), src, bytes);
+  if (bytes) storage::copy_bytes(data(), ctx(), src, Context::cpu(0), bytes);
 }
 
 void NDArray::sync_copy_to_cpu(void* dst, size_t bytes) const {
@@ -166,7 +167,7 @@ void NDArray::sync_copy_to_cpu(void* dst, size_t bytes) const {
                                   << dtype_name(dtype_) << " holds " << nbytes();
   NANOMX_CHECK(dst != nullptr || bytes == 0) << "SyncCopyToCPU: null destination";
   wait_to_read();
-  if (bytes) std::memcpy(dst, data(), bytes);
+  if (bytes) storage::copy_bytes(dst, Context::cpu(0), data(), ctx(), bytes);
 }
 
 void NDArray::check_host_type(size_t element_size) const {
@@ -197,11 +198,24 @@ void NDArray::copy_from(const NDArray& src) const {
   options.output_shapes = shapes;
   const engine::VarHandle reads[] = {src.chunk_->var};
   const engine::VarHandle writes[] = {chunk_->var};
+  // A copy that touches a GPU runs on that GPU's copy worker (its own stream, so that copies
+  // overlap compute: docs/cuda.md); between host memories, on the destination's workers.
+  const bool to_gpu = !ctx().is_cpu();
+  const bool from_gpu = !src.ctx().is_cpu();
+  Context run_on = ctx();
+  if (to_gpu || from_gpu) {
+    run_on = to_gpu ? ctx() : src.ctx();
+    options.prop = to_gpu && !from_gpu   ? engine::FnProperty::kCopyToGPU
+                   : from_gpu && !to_gpu ? engine::FnProperty::kCopyFromGPU
+                                         : engine::FnProperty::kNormal;
+  }
   engine::Engine::get().push(
       [src, dst = *this] {
-        if (dst.nbytes()) std::memmove(dst.data(), src.data(), dst.nbytes());
+        if (dst.nbytes()) {
+          storage::copy_bytes(dst.data(), dst.ctx(), src.data(), src.ctx(), dst.nbytes());
+        }
       },
-      ctx(), reads, writes, options);
+      run_on, reads, writes, options);
 }
 
 }  // namespace nanomx

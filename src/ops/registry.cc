@@ -81,6 +81,9 @@ Table& build_table() {
   for (size_t i = 0; i < t.ops.size() * kDeviceSlots; ++i) t.kernel_table[i] = nullptr;
   kernel_slots = t.kernel_table.get();
   register_cpu_kernels();
+#ifdef NANOMX_HAVE_CUDA
+  register_cuda_kernels();  // ops/cuda/kernels.cc: only when a GPU is visible
+#endif
   building = nullptr;
   return t;
 }

@@ -83,6 +83,8 @@ void register_custom_gradient();
 // The backward operators gradient rules add (ops/backward_ops.cc); after every forward one.
 void register_backward_ops(Registry& r);
 void register_cpu_kernels();
+// The CUDA kernels (ops/cuda/, a build with the CUDA backend): registered when a GPU is visible.
+void register_cuda_kernels();
 // After every operator: each operator's gradient rule (ops/gradient.h), in ops/gradient_rules.cc.
 void register_gradient_rules();
 

@@ -1,10 +1,12 @@
 // Domain, Task, Frame, Event, Counter, Marker: MXNet's custom profiling objects
 // (docs/mxnet-compat.md#user-objects).
 #include <atomic>
+#include <vector>
 
 #include "nanomx/error.h"
 #include "nanomx/profiler.h"
 #include "profiler/hooks.h"
+#include "profiler/nvtx.h"
 #include "profiler/recording.h"
 
 namespace nanomx::profiler {
@@ -24,10 +26,26 @@ Duration::Duration(Kind kind, NameId name, NameId category)
       category_(category),
       instance_(kind == Kind::kFrame ? g_frame_instances.fetch_add(1) + 1 : 0) {}
 
-void Duration::start() { start_ticks_ = now_ticks(); }
+namespace {
+// The user objects whose NVTX range is open on this thread, innermost last: a range is closed by
+// the stop() of the object that opened it (profiling may have stopped in between).
+thread_local std::vector<const Duration*> t_nvtx_open;
+}  // namespace
+
+void Duration::start() {
+  start_ticks_ = now_ticks();
+  if (active(detail::kUserBit)) {
+    nvtx::push(name_of(name_).c_str());
+    t_nvtx_open.push_back(this);
+  }
+}
 
 void Duration::stop() {
   uint64_t end = now_ticks();
+  if (!t_nvtx_open.empty() && t_nvtx_open.back() == this) {
+    t_nvtx_open.pop_back();
+    nvtx::pop();
+  }
   NANOMX_CHECK(start_ticks_ != 0) << "profiler: stop() of '" << name_of(name_)
                                   << "', which was never started (call start() first)";
   // As MXNet: gated only by the pause flag at stop time.

@@ -5,10 +5,17 @@
 #include <array>
 #include <atomic>
 #include <bit>
+#include <cstring>
 #include <string>
 
 #include "nanomx/error.h"
+#include "nanomx/gpu.h"
+#include "storage/copy.h"
+#ifdef NANOMX_HAVE_CUDA
+#include "base/cuda_util.h"
+#endif
 #include "storage/cpu_allocator.h"
+#include "storage/gpu_allocator.h"
 
 namespace nanomx::storage {
 namespace {
@@ -26,6 +33,13 @@ Table& table() {
     for (DeviceType type : {DeviceType::kCPU, DeviceType::kCPUPinned, DeviceType::kCPUShared}) {
       (*t)[static_cast<size_t>(type)].store(&cpu_allocator(), std::memory_order_release);
     }
+#ifdef NANOMX_HAVE_CUDA
+    // Only with a GPU: without one, gpu stays without an allocator as in a build without CUDA.
+    if (num_gpus() > 0) {
+      (*t)[static_cast<size_t>(DeviceType::kGPU)].store(&gpu_allocator(),
+                                                        std::memory_order_release);
+    }
+#endif
     return t;
   }();
   return *instance;
@@ -107,6 +121,25 @@ size_t pooled_bytes() {
   size_t total = 0;
   for_each_allocator([&total](DeviceAllocator& a) { total += a.pooled_bytes(); });
   return total;
+}
+
+void copy_bytes(void* dst, Context dst_ctx, const void* src, Context src_ctx, size_t bytes) {
+  if (bytes == 0 || dst == src) return;
+  if (dst_ctx.is_cpu() && src_ctx.is_cpu()) {
+    std::memmove(dst, src, bytes);
+    return;
+  }
+#ifdef NANOMX_HAVE_CUDA
+  const cudaMemcpyKind kind = cudaMemcpyDefault;  // unified addressing tells the directions
+  if (cudaStream_t stream = cuda::current_stream()) {
+    NANOMX_CUDA_CALL(cudaMemcpyAsync(dst, src, bytes, kind, stream));
+  } else {
+    NANOMX_CUDA_CALL(cudaMemcpy(dst, src, bytes, kind));
+  }
+#else
+  NANOMX_THROW() << "copy between " << src_ctx.str() << " and " << dst_ctx.str()
+                 << ": this build has no CUDA support";
+#endif
 }
 
 std::shared_ptr<Arena> Arena::create(size_t planned_bytes, Context ctx) {

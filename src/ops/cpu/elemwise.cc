@@ -4,6 +4,7 @@
 
 #include "ops/cpu/kernels.h"
 #include "ops/op_params.h"
+#include "storage/copy.h"
 
 namespace nanomx::ops::cpu {
 
@@ -141,13 +142,20 @@ void clip_kernel(const ParsedParams& p, std::span<const NDArray> in,
 }
 
 // Cast and _copyto: the output's dtype decides.
-void convert_kernel(const ParsedParams&, std::span<const NDArray> in,
+void convert_kernel(const ParsedParams& p, std::span<const NDArray> in,
                     std::span<const NDArray> outs) {
   const NDArray& out = outs[0];
   if (in[0].dtype() == out.dtype()) {
-    if (out.nbytes()) std::memmove(out.data(), in[0].data(), out.nbytes());
+    // From a GPU array (_copyto into a CPU one): a device copy (docs/cuda.md).
+    if (out.nbytes()) {
+      storage::copy_bytes(out.data(), out.ctx(), in[0].data(), in[0].ctx(), out.nbytes());
+    }
     return;
   }
+  NANOMX_CHECK(in[0].ctx().is_cpu())
+      << p.op() << ": converting " << dtype_name(in[0].dtype()) << " on " << in[0].ctx().str()
+      << " to " << dtype_name(out.dtype()) << " on " << out.ctx().str()
+      << " is not supported yet; copy to the CPU first, then convert";
   dispatch_dtype(in[0].dtype(), [&](auto from_tag) {
     using From = decltype(from_tag);
     dispatch_dtype(out.dtype(), [&](auto to_tag) {

@@ -1,0 +1,463 @@
+// The operators' CUDA kernels (float32): argument checks and shapes here, the device code in
+// kernels.cu, matrix products through cuBLAS. Registered only when a GPU is visible.
+// Never run on a GPU yet: see docs/cuda.md.
+#ifdef NANOMX_HAVE_CUDA
+
+#include <cublas_v2.h>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "base/cuda_util.h"
+#include "nanomx/env.h"
+#include "nanomx/gpu.h"
+#include "nanomx/shape.h"
+#include "ops/cuda/launch.h"
+#include "ops/kernel.h"
+#include "ops/math_params.h"
+#include "ops/nn.h"
+#include "ops/op_params.h"
+#include "ops/optimizer_ops.h"
+#include "ops/registry.h"
+#include "ops/shape_inference.h"
+
+namespace nanomx::ops {
+namespace {
+
+namespace cu = nanomx::ops::cuda;
+
+// The stream a kernel launches on: the GPU worker's. Elsewhere (the naive engine runs operators
+// on the calling thread) the thread's default per-thread stream, synchronized before returning,
+// so that the operation is complete when the engine thinks it is.
+class StreamScope {
+ public:
+  explicit StreamScope(int dev_id) : stream_(nanomx::cuda::current_stream()) {
+    if (stream_ == nullptr) {
+      NANOMX_CUDA_CALL(cudaSetDevice(dev_id));
+      stream_ = cudaStreamPerThread;
+      sync_ = true;
+    }
+  }
+  ~StreamScope() noexcept(false) {
+    if (sync_ && std::uncaught_exceptions() == 0) {
+      NANOMX_CUDA_CALL(cudaStreamSynchronize(stream_));
+    }
+  }
+  StreamScope(const StreamScope&) = delete;
+  StreamScope& operator=(const StreamScope&) = delete;
+  cudaStream_t get() const { return stream_; }
+
+ private:
+  cudaStream_t stream_;
+  bool sync_ = false;
+};
+
+void check_launch(const ParsedParams& p, cudaError_t status) {
+  NANOMX_CHECK(status == cudaSuccess)
+      << p.op() << ": CUDA kernel launch failed: " << cudaGetErrorString(status);
+}
+
+using GpuKernel = void (*)(const ParsedParams&, std::span<const NDArray>, std::span<const NDArray>,
+                           cudaStream_t);
+
+// Every array on the output's GPU and float32 (this phase's kernels), then the kernel on the
+// right stream.
+// kCopy: _copyto between devices (any dtype, inputs anywhere: the copy reads host memory too).
+template <GpuKernel K, bool kCopy = false>
+void gpu_kernel(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out) {
+  const Context ctx = out[0].ctx();
+  auto check = [&](const NDArray& a, const char* what, size_t i) {
+    NANOMX_CHECK(kCopy || a.ctx() == ctx)
+        << p.op() << ": " << what << " " << i << " is on " << a.ctx().str()
+        << ", the operator runs on " << ctx.str() << " (copy it there with as_in_context / copyto)";
+    NANOMX_CHECK(kCopy || a.dtype() == DType::kFloat32)
+        << p.op() << ": the CUDA kernels support float32 only (docs/cuda.md), " << what << " " << i
+        << " is " << dtype_name(a.dtype());
+  };
+  for (size_t i = 0; i < in.size(); ++i) check(in[i], "input", i);
+  for (size_t i = 0; i < out.size(); ++i) check(out[i], "output", i);
+  StreamScope stream(ctx.dev_id);
+  K(p, in, out, stream.get());
+}
+
+const float* f(const NDArray& a) { return static_cast<const float*>(a.data()); }
+float* fw(const NDArray& a) { return static_cast<float*>(a.data()); }
+
+// ---- elementwise ----
+
+template <cu::BinaryOp Op>
+void binary(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out,
+            cudaStream_t s) {
+  const Shape& os = out[0].shape();
+  if (in[0].shape() == os && in[1].shape() == os) {
+    check_launch(p, cu::binary(Op, f(in[0]), f(in[1]), fw(out[0]), out[0].size(), s));
+    return;
+  }
+  NANOMX_CHECK(os.ndim() <= cu::kMaxDims)
+      << p.op() << ": broadcasting over " << os.ndim() << " axes; the CUDA kernel handles up to "
+      << cu::kMaxDims;
+  cu::Broadcast bc;
+  bc.ndim = os.ndim();
+  for (size_t k = 0; k < 2; ++k) {
+    const Shape& is = in[k].shape();
+    const auto strides = is.strides();
+    int64_t* dst = k == 0 ? bc.a_strides : bc.b_strides;
+    for (int d = 0; d < os.ndim(); ++d) {
+      const int i = d - (os.ndim() - is.ndim());
+      dst[d] = i < 0 || (is[i] == 1 && os[d] != 1) ? 0 : strides[static_cast<size_t>(i)];
+    }
+  }
+  for (int d = 0; d < os.ndim(); ++d) bc.shape[d] = os[d];
+  check_launch(p, cu::binary_broadcast(Op, f(in[0]), f(in[1]), fw(out[0]), out[0].size(), bc, s));
+}
+
+// add_n (the gradient graphs' sums): left to right, as the CPU kernel.
+void add_n(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out,
+           cudaStream_t s) {
+  const int64_t n = out[0].size();
+  if (in.size() == 1) {
+    if (in[0].data() != out[0].data() && n > 0) {
+      NANOMX_CUDA_CALL(cudaMemcpyAsync(out[0].data(), in[0].data(), out[0].nbytes(),
+                                       cudaMemcpyDeviceToDevice, s));
+    }
+    return;
+  }
+  check_launch(p, cu::binary(cu::BinaryOp::kAdd, f(in[0]), f(in[1]), fw(out[0]), n, s));
+  for (size_t k = 2; k < in.size(); ++k) {
+    check_launch(p, cu::binary(cu::BinaryOp::kAdd, f(out[0]), f(in[k]), fw(out[0]), n, s));
+  }
+}
+
+template <cu::ScalarOp Op>
+void scalar(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out,
+            cudaStream_t s) {
+  const float v = static_cast<float>(p.get<ScalarParams>().scalar);
+  check_launch(p, cu::scalar(Op, f(in[0]), v, fw(out[0]), out[0].size(), s));
+}
+
+template <cu::UnaryOp Op>
+void unary(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out,
+           cudaStream_t s) {
+  check_launch(p, cu::unary(Op, f(in[0]), fw(out[0]), out[0].size(), s));
+}
+
+void activation(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out,
+                cudaStream_t s) {
+  cu::UnaryOp op = cu::UnaryOp::kRelu;
+  switch (p.get<ActivationParams>().act) {
+    case ActType::kRelu:
+      op = cu::UnaryOp::kRelu;
+      break;
+    case ActType::kSigmoid:
+      op = cu::UnaryOp::kSigmoid;
+      break;
+    case ActType::kTanh:
+      op = cu::UnaryOp::kTanh;
+      break;
+    case ActType::kSoftRelu:
+      op = cu::UnaryOp::kSoftRelu;
+      break;
+    case ActType::kSoftSign:
+      op = cu::UnaryOp::kSoftSign;
+      break;
+  }
+  check_launch(p, cu::unary(op, f(in[0]), fw(out[0]), out[0].size(), s));
+}
+
+void activation_backward(const ParsedParams& p, std::span<const NDArray> in,
+                         std::span<const NDArray> out, cudaStream_t s) {
+  cu::ActGrad g = cu::ActGrad::kRelu;
+  const NDArray* v = &in[1];  // the output y
+  switch (p.get<ActivationParams>().act) {
+    case ActType::kRelu:
+      g = cu::ActGrad::kRelu;
+      break;
+    case ActType::kSigmoid:
+      g = cu::ActGrad::kSigmoid;
+      break;
+    case ActType::kTanh:
+      g = cu::ActGrad::kTanh;
+      break;
+    case ActType::kSoftRelu:
+      g = cu::ActGrad::kSoftRelu;
+      break;
+    case ActType::kSoftSign:
+      g = cu::ActGrad::kSoftSign;
+      v = &in[2];  // the input x
+      break;
+  }
+  check_launch(p, cu::activation_grad(g, f(in[0]), f(*v), fw(out[0]), out[0].size(), s));
+}
+
+void fill(const ParsedParams& p, std::span<const NDArray>, std::span<const NDArray> out,
+          cudaStream_t s) {
+  const float v = static_cast<float>(p.get<FillParams>().value);
+  check_launch(p, cu::fill(fw(out[0]), v, out[0].size(), s));
+}
+
+template <int kValue>
+void fill_like(const ParsedParams& p, std::span<const NDArray>, std::span<const NDArray> out,
+               cudaStream_t s) {
+  check_launch(p, cu::fill(fw(out[0]), static_cast<float>(kValue), out[0].size(), s));
+}
+
+// _copyto, _copy, Cast between equal dtypes: a device copy (either side may be host memory:
+// unified addressing).
+void copy(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out,
+          cudaStream_t s) {
+  NANOMX_CHECK(in[0].dtype() == out[0].dtype())
+      << p.op() << ": the CUDA kernel copies without converting (" << dtype_name(in[0].dtype())
+      << " to " << dtype_name(out[0].dtype()) << " is not supported yet)";
+  if (out[0].nbytes() == 0 || in[0].data() == out[0].data()) return;
+  NANOMX_CUDA_CALL(
+      cudaMemcpyAsync(out[0].data(), in[0].data(), out[0].nbytes(), cudaMemcpyDefault, s));
+}
+
+// ---- reductions ----
+
+// sum / mean over any set of axes: one pass per run of adjacent reduced axes, the last run
+// first; the intermediate results live in stream-ordered memory (cudaMallocAsync).
+template <bool kMean>
+void reduce(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out,
+            cudaStream_t s) {
+  const auto& r = p.get<ReduceParams>();
+  const ReduceSpec spec = reduce_spec(p.op(), r.axis, r.keepdims, r.exclude, in[0].shape());
+  const Shape& is = in[0].shape();
+  std::vector<int64_t> dims(is.begin(), is.end());
+  std::vector<bool> reduced = spec.reduced;
+  int64_t total = 1;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (reduced[d]) total *= dims[d];
+  }
+  if (out[0].size() == 0) return;
+  if (in[0].size() == 0) {  // empty sums are 0, empty means NaN (as numpy)
+    check_launch(p, cu::fill(fw(out[0]), kMean ? NAN : 0.f, out[0].size(), s));
+    return;
+  }
+  const float* src = f(in[0]);
+  std::vector<void*> temps;
+  auto free_temps = [&] {
+    for (void* t : temps) (void)cudaFreeAsync(t, s);
+  };
+  bool any = false;
+  try {
+    for (;;) {
+      int b = static_cast<int>(dims.size());
+      while (b > 0 && !reduced[static_cast<size_t>(b - 1)]) --b;
+      if (b == 0) break;
+      int a = b - 1;
+      while (a > 0 && reduced[static_cast<size_t>(a - 1)]) --a;
+      int64_t outer = 1, len = 1, inner = 1;
+      for (int d = 0; d < a; ++d) outer *= dims[static_cast<size_t>(d)];
+      for (int d = a; d < b; ++d) len *= dims[static_cast<size_t>(d)];
+      for (size_t d = static_cast<size_t>(b); d < dims.size(); ++d) inner *= dims[d];
+      dims.erase(dims.begin() + a, dims.begin() + b);
+      reduced.erase(reduced.begin() + a, reduced.begin() + b);
+      bool last = true;
+      for (bool x : reduced) last = last && !x;
+      float* dst = fw(out[0]);
+      if (!last) {
+        void* t = nullptr;
+        NANOMX_CUDA_CALL(
+            cudaMallocAsync(&t, static_cast<size_t>(outer * inner) * sizeof(float), s));
+        temps.push_back(t);
+        dst = static_cast<float*>(t);
+      }
+      const float scale = last && kMean ? 1.f / static_cast<float>(total) : 1.f;
+      check_launch(p, cu::reduce_sum(src, dst, outer, len, inner, scale, s));
+      src = dst;
+      any = true;
+    }
+    if (!any) {  // no axis reduced: a copy
+      NANOMX_CUDA_CALL(
+          cudaMemcpyAsync(out[0].data(), src, out[0].nbytes(), cudaMemcpyDeviceToDevice, s));
+    }
+  } catch (...) {
+    free_temps();
+    throw;
+  }
+  free_temps();
+}
+
+// softmax / log_softmax along an axis.
+template <bool kLog>
+void softmax(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out,
+             cudaStream_t s) {
+  const auto& sp = p.get<SoftmaxParams>();
+  const Shape& sh = in[0].shape();
+  if (in[0].size() == 0) return;
+  const int axis = normalize_axis(sp.axis, sh.ndim(), p.op().c_str());
+  int64_t outer = 1, inner = 1;
+  for (int d = 0; d < axis; ++d) outer *= sh[d];
+  for (int d = axis + 1; d < sh.ndim(); ++d) inner *= sh[d];
+  check_launch(p, cu::softmax(f(in[0]), fw(out[0]), outer, sh[axis], inner,
+                              static_cast<float>(sp.temperature), kLog, s));
+}
+
+// SoftmaxOutput's forward: a softmax over the rows MXNet normalizes.
+void softmax_output(const ParsedParams& p, std::span<const NDArray> in,
+                    std::span<const NDArray> out, cudaStream_t s) {
+  const auto& sp = p.get<SoftmaxOutputParams>();
+  const Shape& sh = in[0].shape();
+  const int64_t size = in[0].size();
+  if (size == 0) return;
+  int64_t outer, len, inner = 1;
+  if (sp.multi_output) {
+    outer = sh[0];
+    len = sh[1];
+    inner = size / (outer * len);
+  } else if (sp.preserve_shape) {
+    len = sh[sh.ndim() - 1];
+    outer = size / len;
+  } else {
+    outer = sh[0];
+    len = size / outer;
+  }
+  check_launch(p, cu::softmax(f(in[0]), fw(out[0]), outer, len, inner, 1.f, false, s));
+}
+
+// ---- optimizers ----
+
+template <bool kMomentum>
+void sgd(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out,
+         cudaStream_t s) {
+  const auto& o = p.get<OptimizerParams>();
+  check_launch(p, cu::sgd(f(in[0]), f(in[1]), kMomentum ? fw(in[2]) : nullptr, fw(out[0]),
+                          out[0].size(), static_cast<float>(o.lr), static_cast<float>(o.wd),
+                          static_cast<float>(o.rescale_grad), static_cast<float>(o.clip_gradient),
+                          static_cast<float>(o.momentum), s));
+}
+
+// ---- matrix products (cuBLAS) ----
+
+// One cuBLAS handle per thread (a handle is not to be shared between threads launching at
+// once), on the thread's device. TF32 is off unless NANOMX_CUBLAS_TF32=1, so that results match
+// the CPU's float32 within tolerance.
+cublasHandle_t blas_handle() {
+  thread_local cublasHandle_t handle = nullptr;
+  thread_local int device = -1;
+  int current = 0;
+  NANOMX_CUDA_CALL(cudaGetDevice(&current));
+  if (handle == nullptr || device != current) {
+    // A handle of another device is dropped (threads stay on one device in practice).
+    NANOMX_CHECK(cublasCreate(&handle) == CUBLAS_STATUS_SUCCESS)
+        << "cuBLAS: cannot create a handle on gpu(" << current << ")";
+    static const bool tf32 = env::get_int("CUBLAS_TF32", 0) != 0;
+    NANOMX_CHECK(cublasSetMathMode(handle, tf32 ? CUBLAS_TF32_TENSOR_OP_MATH
+                                                : CUBLAS_PEDANTIC_MATH) == CUBLAS_STATUS_SUCCESS)
+        << "cuBLAS: cannot set the math mode";
+    device = current;
+  }
+  return handle;
+}
+
+// Row-major C (m x n) = op(A) op(B): column-major C^T = op(B)^T op(A)^T.
+void gemm(const ParsedParams& p, const float* a, const float* b, float* c, const DotDims& d,
+          float beta, cudaStream_t s) {
+  if (d.m == 0 || d.n == 0) return;
+  if (d.k == 0) {
+    if (beta == 0.f) {
+      NANOMX_CUDA_CALL(cudaMemsetAsync(c, 0, static_cast<size_t>(d.m * d.n) * sizeof(float), s));
+    }
+    return;
+  }
+  NANOMX_CHECK(d.m <= INT32_MAX && d.n <= INT32_MAX && d.k <= INT32_MAX)
+      << p.op() << ": " << d.m << " x " << d.k << " x " << d.n << " exceeds cuBLAS' int range";
+  cublasHandle_t h = blas_handle();
+  NANOMX_CHECK(cublasSetStream(h, s) == CUBLAS_STATUS_SUCCESS) << "cuBLAS: cannot set the stream";
+  const float alpha = 1.f;
+  const int lda = static_cast<int>(d.ta ? d.m : d.k), ldb = static_cast<int>(d.tb ? d.k : d.n);
+  const cublasStatus_t status =
+      cublasSgemm(h, d.tb ? CUBLAS_OP_T : CUBLAS_OP_N, d.ta ? CUBLAS_OP_T : CUBLAS_OP_N,
+                  static_cast<int>(d.n), static_cast<int>(d.m), static_cast<int>(d.k), &alpha, b,
+                  ldb, a, lda, &beta, c, static_cast<int>(d.n));
+  NANOMX_CHECK(status == CUBLAS_STATUS_SUCCESS)
+      << p.op() << ": cublasSgemm failed (status " << static_cast<int>(status) << ")";
+}
+
+void dot(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out,
+         cudaStream_t s) {
+  const DotDims d = dot_dims(p.get<DotParams>(), in[0].shape(), in[1].shape(), nullptr);
+  gemm(p, f(in[0]), f(in[1]), fw(out[0]), d, 0.f, s);
+}
+
+void fully_connected(const ParsedParams& p, std::span<const NDArray> in,
+                     std::span<const NDArray> out, cudaStream_t s) {
+  const auto& fc = p.get<FullyConnectedParams>();
+  const int64_t n = fc.num_hidden;
+  const int64_t k = in[1].shape()[1];
+  const int64_t m = k == 0 ? 0 : in[0].size() / k;
+  gemm(p, f(in[0]), f(in[1]), fw(out[0]), DotDims{m, k, n, false, true}, 0.f, s);
+  if (!fc.no_bias) check_launch(p, cu::add_bias(fw(out[0]), f(in[2]), m, n, s));
+}
+
+// dW = dY^T X, db = column sums of dY, dX = dY W (last: dX may share X's buffer).
+void fully_connected_backward(const ParsedParams& p, std::span<const NDArray> in,
+                              std::span<const NDArray> out, cudaStream_t s) {
+  const auto& fc = p.get<FullyConnectedParams>();
+  const NDArray &dy = in[0], &x = in[1], &w = in[2];
+  const int64_t n = fc.num_hidden, k = w.shape()[1];
+  const int64_t m = n == 0 ? 0 : dy.size() / n;
+  gemm(p, f(dy), f(x), fw(out[1]), DotDims{n, m, k, true, false}, 0.f, s);
+  if (!fc.no_bias) check_launch(p, cu::reduce_sum(f(dy), fw(out[2]), 1, m, n, 1.f, s));
+  gemm(p, f(dy), f(w), fw(out[0]), DotDims{m, n, k, false, false}, 0.f, s);
+}
+
+}  // namespace
+
+void register_cuda_kernels() {
+  if (num_gpus() == 0) return;  // without a GPU, gpu has no kernels (as a build without CUDA)
+  constexpr DeviceType kGPU = DeviceType::kGPU;
+  using B = cu::BinaryOp;
+  using S = cu::ScalarOp;
+  using U = cu::UnaryOp;
+  for (const char* prefix : {"broadcast_", "elemwise_"}) {
+    const std::string p = prefix;
+    register_kernel(p + "add", kGPU, gpu_kernel<binary<B::kAdd>>);
+    register_kernel(p + "sub", kGPU, gpu_kernel<binary<B::kSub>>);
+    register_kernel(p + "mul", kGPU, gpu_kernel<binary<B::kMul>>);
+    register_kernel(p + "div", kGPU, gpu_kernel<binary<B::kDiv>>);
+  }
+  register_kernel("_grad_add", kGPU, gpu_kernel<binary<B::kAdd>>);
+  register_kernel("add_n", kGPU, gpu_kernel<add_n>);
+  register_kernel("_identity_with_attr_like_rhs", kGPU, gpu_kernel<copy>);
+  register_kernel("_plus_scalar", kGPU, gpu_kernel<scalar<S::kAdd>>);
+  register_kernel("_minus_scalar", kGPU, gpu_kernel<scalar<S::kSub>>);
+  register_kernel("_rminus_scalar", kGPU, gpu_kernel<scalar<S::kRSub>>);
+  register_kernel("_mul_scalar", kGPU, gpu_kernel<scalar<S::kMul>>);
+  register_kernel("_div_scalar", kGPU, gpu_kernel<scalar<S::kDiv>>);
+  register_kernel("_rdiv_scalar", kGPU, gpu_kernel<scalar<S::kRDiv>>);
+  register_kernel("negative", kGPU, gpu_kernel<unary<U::kNegative>>);
+  register_kernel("square", kGPU, gpu_kernel<unary<U::kSquare>>);
+  register_kernel("sqrt", kGPU, gpu_kernel<unary<U::kSqrt>>);
+  register_kernel("exp", kGPU, gpu_kernel<unary<U::kExp>>);
+  register_kernel("log", kGPU, gpu_kernel<unary<U::kLog>>);
+  register_kernel("relu", kGPU, gpu_kernel<unary<U::kRelu>>);
+  register_kernel("sigmoid", kGPU, gpu_kernel<unary<U::kSigmoid>>);
+  register_kernel("tanh", kGPU, gpu_kernel<unary<U::kTanh>>);
+  register_kernel("Activation", kGPU, gpu_kernel<activation>);
+  register_kernel("_backward_Activation", kGPU, gpu_kernel<activation_backward>);
+  register_kernel("_zeros", kGPU, gpu_kernel<fill>);
+  register_kernel("_ones", kGPU, gpu_kernel<fill>);
+  register_kernel("_full", kGPU, gpu_kernel<fill>);
+  register_kernel("_zeros_without_dtype", kGPU, gpu_kernel<fill>);
+  register_kernel("zeros_like", kGPU, gpu_kernel<fill_like<0>>);
+  register_kernel("ones_like", kGPU, gpu_kernel<fill_like<1>>);
+  register_kernel("_copyto", kGPU, gpu_kernel<copy, true>);
+  register_kernel("_copy", kGPU, gpu_kernel<copy>);
+  register_kernel("sum", kGPU, gpu_kernel<reduce<false>>);
+  register_kernel("mean", kGPU, gpu_kernel<reduce<true>>);
+  register_kernel("softmax", kGPU, gpu_kernel<softmax<false>>);
+  register_kernel("log_softmax", kGPU, gpu_kernel<softmax<true>>);
+  register_kernel("SoftmaxOutput", kGPU, gpu_kernel<softmax_output>);
+  register_kernel("sgd_update", kGPU, gpu_kernel<sgd<false>>);
+  register_kernel("sgd_mom_update", kGPU, gpu_kernel<sgd<true>>);
+  register_kernel("dot", kGPU, gpu_kernel<dot>);
+  register_kernel("FullyConnected", kGPU, gpu_kernel<fully_connected>);
+  register_kernel("_backward_FullyConnected", kGPU, gpu_kernel<fully_connected_backward>);
+}
+
+}  // namespace nanomx::ops
+
+#endif  // NANOMX_HAVE_CUDA

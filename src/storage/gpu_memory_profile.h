@@ -1,0 +1,23 @@
+// The GPU memory profile (docs/cuda.md, MXNet's gpu_memory_profile_filename_prefix): while
+// memory profiling is on, each GPU allocation is kept in a table with the profiler scope at the
+// time, and dump() writes the live entries as `<prefix>-pid_<pid>.csv`.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace nanomx::storage {
+
+// The CUDA allocator calls these for every block it hands out / takes back while the profiler
+// records memory (profiler::active(kMemory)); `reused`: served from the pool.
+void gpu_memory_profile_alloc(const void* data, size_t requested, int dev_id, size_t actual,
+                              bool reused);
+void gpu_memory_profile_free(const void* data);
+// Writes the live entries to `<prefix>-pid_<pid>.csv` (MXNet's columns, rows sorted by
+// attribute); returns the path, or "" when the file cannot be opened (nothing happens then, as
+// MXNet). The entries are kept.
+std::string write_gpu_memory_profile(const std::string& prefix);
+// Forgets every entry (tests).
+void clear_gpu_memory_profile();
+
+}  // namespace nanomx::storage

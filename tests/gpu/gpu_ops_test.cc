@@ -1,0 +1,194 @@
+// The CUDA backend against the CPU (docs/cuda.md): every CUDA kernel's result matches the CPU
+// kernel's within float32 tolerance; the allocator pools and reports to the memory profiler;
+// copies between cpu and gpu follow the engine's dependency rules. Skipped without a GPU.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "nanomx/context.h"
+#include "nanomx/engine.h"
+#include "nanomx/error.h"
+#include "nanomx/gpu.h"
+#include "nanomx/ndarray.h"
+#include "nanomx/ops.h"
+#include "nanomx/storage.h"
+
+namespace nanomx {
+namespace {
+
+class Gpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (num_gpus() == 0) GTEST_SKIP() << "no GPU: " << gpu_unavailable_reason();
+  }
+  static Context gpu() { return Context{DeviceType::kGPU, 0}; }
+};
+
+NDArray random_array(const Shape& shape, uint32_t seed, float lo = -1.f, float hi = 1.f) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  std::vector<float> v(static_cast<size_t>(shape.size()));
+  for (float& x : v) x = dist(gen);
+  NDArray a(shape, Context::cpu(0));
+  a.sync_copy_from_cpu(v.data(), v.size() * sizeof(float));
+  return a;
+}
+
+void expect_close(const std::vector<float>& gpu, const std::vector<float>& cpu,
+                  const std::string& what, float rtol = 1e-4f, float atol = 1e-5f) {
+  ASSERT_EQ(gpu.size(), cpu.size()) << what;
+  for (size_t i = 0; i < gpu.size(); ++i) {
+    if (std::isnan(cpu[i])) {
+      EXPECT_TRUE(std::isnan(gpu[i])) << what << " at " << i;
+      continue;
+    }
+    ASSERT_NEAR(gpu[i], cpu[i], atol + rtol * std::fabs(cpu[i])) << what << " at " << i;
+  }
+}
+
+// Runs `op` on cpu(0) and on gpu(0) from the same inputs and compares every output.
+void compare(const std::string& op, const std::vector<NDArray>& cpu_in, const ops::Attrs& attrs,
+             float rtol = 1e-4f, float atol = 1e-5f) {
+  std::vector<NDArray> gpu_in;
+  for (const NDArray& a : cpu_in) gpu_in.push_back(a.copy_to(Context{DeviceType::kGPU, 0}));
+  const std::vector<NDArray> c = ops::invoke(op, cpu_in, attrs);
+  const std::vector<NDArray> g = ops::invoke(op, gpu_in, attrs);
+  ASSERT_EQ(c.size(), g.size()) << op;
+  for (size_t j = 0; j < c.size(); ++j) {
+    EXPECT_EQ(g[j].ctx(), (Context{DeviceType::kGPU, 0})) << op;
+    EXPECT_EQ(g[j].shape(), c[j].shape()) << op;
+    expect_close(g[j].to_vector<float>(), c[j].to_vector<float>(),
+                 op + " output " + std::to_string(j), rtol, atol);
+  }
+}
+
+TEST_F(Gpu, ElementwiseAndBroadcastBinary) {
+  const NDArray a = random_array(Shape{3, 4, 5}, 1), b = random_array(Shape{3, 4, 5}, 2, 0.5f, 2.f);
+  const NDArray row = random_array(Shape{1, 4, 1}, 3, 0.5f, 2.f);
+  for (const char* op : {"add", "sub", "mul", "div"}) {
+    compare(std::string("elemwise_") + op, {a, b}, {});
+    compare(std::string("broadcast_") + op, {a, b}, {});
+    compare(std::string("broadcast_") + op, {a, row}, {});
+    compare(std::string("broadcast_") + op, {row, a}, {});
+  }
+  compare("_grad_add", {a, b}, {});
+  compare("add_n", {a, b, a}, {});
+  compare("add_n", {a}, {});
+}
+
+TEST_F(Gpu, ScalarAndUnary) {
+  const NDArray a = random_array(Shape{7, 33}, 4, 0.1f, 3.f);
+  for (const char* op : {"_plus_scalar", "_minus_scalar", "_rminus_scalar", "_mul_scalar",
+                         "_div_scalar", "_rdiv_scalar"}) {
+    compare(op, {a}, {{"scalar", "1.5"}});
+  }
+  for (const char* op : {"negative", "square", "sqrt", "exp", "log", "relu", "sigmoid", "tanh"}) {
+    compare(op, {a}, {});
+  }
+  const NDArray signed_a = random_array(Shape{100}, 5, -3.f, 3.f);
+  for (const char* act : {"relu", "sigmoid", "tanh", "softrelu", "softsign"}) {
+    compare("Activation", {signed_a}, {{"act_type", act}});
+  }
+}
+
+TEST_F(Gpu, Reductions) {
+  const NDArray a = random_array(Shape{4, 5, 6}, 6);
+  for (const char* op : {"sum", "mean"}) {
+    compare(op, {a}, {});
+    compare(op, {a}, {{"axis", "0"}});
+    compare(op, {a}, {{"axis", "1"}, {"keepdims", "True"}});
+    compare(op, {a}, {{"axis", "(0, 2)"}});
+    compare(op, {a}, {{"axis", "1"}, {"exclude", "True"}});
+  }
+}
+
+TEST_F(Gpu, Softmax) {
+  const NDArray a = random_array(Shape{8, 10}, 7, -5.f, 5.f);
+  compare("softmax", {a}, {});
+  compare("softmax", {a}, {{"axis", "0"}});
+  compare("softmax", {a}, {{"temperature", "2.0"}});
+  compare("log_softmax", {a}, {});
+  const NDArray label = random_array(Shape{8}, 8, 0.f, 9.f);
+  compare("SoftmaxOutput", {a, label}, {});
+}
+
+TEST_F(Gpu, SgdUpdates) {
+  const NDArray w = random_array(Shape{50}, 9), g = random_array(Shape{50}, 10);
+  compare("sgd_update", {w, g}, {{"lr", "0.1"}, {"wd", "0.01"}, {"rescale_grad", "0.5"}});
+  compare("sgd_update", {w, g}, {{"lr", "0.1"}, {"clip_gradient", "0.2"}});
+  const NDArray m_cpu = random_array(Shape{50}, 11);
+  const NDArray m_gpu = m_cpu.copy_to(gpu());
+  const ops::Attrs attrs = {{"lr", "0.1"}, {"momentum", "0.9"}, {"wd", "0.001"}};
+  const NDArray c = ops::invoke("sgd_mom_update", std::vector<NDArray>{w, g, m_cpu}, attrs)[0];
+  const NDArray gg = ops::invoke(
+      "sgd_mom_update", std::vector<NDArray>{w.copy_to(gpu()), g.copy_to(gpu()), m_gpu}, attrs)[0];
+  expect_close(gg.to_vector<float>(), c.to_vector<float>(), "sgd_mom_update weight");
+  expect_close(m_gpu.to_vector<float>(), m_cpu.to_vector<float>(), "sgd_mom_update momentum");
+}
+
+TEST_F(Gpu, DotAndFullyConnected) {
+  const NDArray a = random_array(Shape{33, 17}, 12), b = random_array(Shape{17, 9}, 13);
+  compare("dot", {a, b}, {}, 1e-4f, 1e-4f);
+  compare("dot", {random_array(Shape{17, 33}, 14), b}, {{"transpose_a", "True"}}, 1e-4f, 1e-4f);
+  compare("dot", {a, random_array(Shape{9, 17}, 15)}, {{"transpose_b", "True"}}, 1e-4f, 1e-4f);
+  const NDArray x = random_array(Shape{6, 20}, 16), w = random_array(Shape{8, 20}, 17),
+                bias = random_array(Shape{8}, 18);
+  compare("FullyConnected", {x, w, bias}, {{"num_hidden", "8"}}, 1e-4f, 1e-4f);
+  compare("FullyConnected", {x, w}, {{"num_hidden", "8"}, {"no_bias", "True"}}, 1e-4f, 1e-4f);
+  const NDArray dy = random_array(Shape{6, 8}, 19);
+  compare("_backward_FullyConnected", {dy, x, w}, {{"num_hidden", "8"}}, 1e-4f, 1e-4f);
+}
+
+TEST_F(Gpu, CopiesFollowTheEngineOrder) {
+  // cpu -> gpu -> (ops on gpu) -> cpu, with writes to the source after the copy was pushed.
+  const NDArray src = random_array(Shape{1000}, 20);
+  const std::vector<float> before = src.to_vector<float>();
+  const NDArray on_gpu = src.copy_to(gpu());
+  ops::invoke("_plus_scalar", std::vector<NDArray>{src}, {{"scalar", "1"}},
+              std::vector<NDArray>{src});  // after the copy read src
+  const NDArray doubled =
+      ops::invoke("_mul_scalar", std::vector<NDArray>{on_gpu}, {{"scalar", "2"}})[0];
+  const NDArray back = doubled.copy_to(Context::cpu(0));
+  const std::vector<float> got = back.to_vector<float>();
+  for (size_t i = 0; i < got.size(); ++i) ASSERT_FLOAT_EQ(got[i], 2 * before[i]) << i;
+  EXPECT_FLOAT_EQ(src.to_vector<float>()[0], before[0] + 1);
+}
+
+TEST_F(Gpu, AllocatorPoolsAndReports) {
+  storage::DeviceAllocator& a = storage::allocator_for(DeviceType::kGPU);
+  EXPECT_STREQ(a.name(), "gpu pooled");
+  storage::Block b = storage::allocate(1000, gpu());
+  ASSERT_NE(b.data, nullptr);
+  EXPECT_GE(b.capacity, 1000u);
+  void* first = b.data;
+  const size_t pooled = a.pooled_bytes();
+  storage::release(b);
+  EXPECT_EQ(a.pooled_bytes(), pooled + 1024u);
+  storage::Block again = storage::allocate(1000, gpu());
+  EXPECT_EQ(again.data, first);  // reused from the pool
+  storage::release(again);
+  a.release_pooled();
+  EXPECT_EQ(a.pooled_bytes(), 0u);
+}
+
+TEST_F(Gpu, ErrorsNameTheDevice) {
+  const NDArray on_cpu = random_array(Shape{4}, 21);
+  const NDArray on_gpu = on_cpu.copy_to(gpu());
+  try {
+    ops::invoke("elemwise_add", std::vector<NDArray>{on_gpu, on_cpu});
+    engine::Engine::get().wait_all();
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("is on cpu(0), the operator runs on gpu(0)"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace nanomx
