@@ -197,7 +197,14 @@ def main():
     parser.add_argument("--out", default=os.path.join(ROOT, "BENCHMARKS.md"))
     parser.add_argument("--readme", default=os.path.join(ROOT, "README.md"),
                         help="README whose marked benchmark block is replaced ('' for none)")
+    parser.add_argument("--readme-only", action="store_true",
+                        help="run nothing: copy the existing BENCHMARKS.md (--out) into the README")
     args = parser.parse_args()
+    if args.readme_only:
+        with open(args.out) as f:
+            update_readme(args.readme, f.read().split("\n"),
+                          os.path.relpath(args.out, os.path.dirname(os.path.abspath(args.readme))))
+        return
     rounds = args.rounds or (3 if args.quick else 5)
     env = dict(os.environ)
     env["PYTHONPATH"] = os.path.join(ROOT, "python") + os.pathsep + env.get("PYTHONPATH", "")
@@ -272,7 +279,8 @@ def main():
         f.write("\n".join(lines))
     print("wrote %s" % args.out)
     if args.readme:
-        update_readme(args.readme, lines, os.path.relpath(args.out, os.path.dirname(args.readme)))
+        update_readme(args.readme, lines,
+                      os.path.relpath(args.out, os.path.dirname(os.path.abspath(args.readme))))
 
 
 README_BEGIN = "<!-- benchmarks:begin (written by scripts/bench from BENCHMARKS.md; do not edit) -->"
@@ -290,7 +298,10 @@ def update_readme(readme, lines, benchmarks_path):
         print("%s has no benchmark markers; left as it is" % readme, file=sys.stderr)
         return
     body = ["From [%s](%s):" % (os.path.basename(benchmarks_path), benchmarks_path), ""]
-    for line in lines[1:]:  # without the title
+    rest = lines[1:]  # without the title
+    while rest and not rest[0].strip():
+        rest = rest[1:]
+    for line in rest:
         body.append("#" + line if line.startswith("## ") else line)
     block = README_BEGIN + "\n" + "\n".join(body).strip() + "\n" + README_END
     with open(readme, "w") as f:
