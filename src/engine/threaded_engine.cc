@@ -12,6 +12,7 @@
 #include "engine/engines.h"
 #include "engine/var.h"
 #include "nanomx/error.h"
+#include "profiler/hooks.h"
 
 namespace nanomx::engine {
 
@@ -611,6 +612,14 @@ class ThreadedEngine final : public Engine, private Completer {
     ReadyList ready;
     for (Var* v : op->reads) complete_read(v, ready);
     for (Var* v : op->writes) complete_write(v, deleting, ready);
+    // Dependency flows: op's completion made these ready, so op's span is what each waited
+    // for (the critical path follows these arrows). Only between two recorded spans.
+    if (op->end_ticks != 0) {
+      ready.for_each([op](OprBlock* next) {
+        if (next->profiled)
+          next->dependency_flow_id = profiler::dependency_flow_start(op->slot, op->end_ticks);
+      });
+    }
     if (!is_async) delete op;
     ready.for_each([this](OprBlock* next) { dispatch(next, false); });
     end_pending();
