@@ -108,6 +108,7 @@ struct Profiler {
   StepAction action = StepAction::kRecord;  // of the step in progress; kRecord without a schedule
   bool window_open = false;                 // a schedule's active window goes to the current file
   uint64_t window_first = 0, window_last = 0;
+  std::string last_window_file;  // the base of the window finished last (a stop may resume it)
   std::function<void(const std::string&)> on_trace_ready;
 
   // ---- The file series (docs/profiler.md#rotating-files): the trace goes to
@@ -161,23 +162,31 @@ struct Profiler {
 
   // An active window starts: what warmup recorded (and what ran on after the previous window
   // was finished) is discarded, the aggregate table starts empty, and the window's records go
-  // to `<stem>.step<last active step>.json`.
+  // to `<stem>.step<last active step>.json`. A window that a stop cut short and a run resumes
+  // continues its file (and its table).
   void open_window() {
     const Config::Schedule& s = config.schedule;
     const uint64_t cycle = uint64_t{s.wait} + s.warmup + s.active;
     const uint64_t at = (step_number - s.skip_first) % cycle;
-    window_first = step_number;
     window_last = step_number + (cycle - 1 - at);
-    writer.close();
+    const std::string path =
+        stem_of(config.filename) + ".step" + std::to_string(window_last) + ".json";
+    const bool resumed = path == last_window_file;
+    // (Closing a closed writer would make it forget the file finished last, which a resumed
+    // window continues.)
+    if (writer.has_file()) writer.close();
     discard_pending();
-    if (config.aggregate_stats) {
-      ThreadStats::reset_all();
-      retired_stats.clear();
+    if (!resumed) {
+      window_first = step_number;
+      if (config.aggregate_stats) {
+        ThreadStats::reset_all();
+        retired_stats.clear();
+      }
+      writer.forget_finished_file();
+      file_base = path;
+      file_index = 0;
+      ::unlink(path.c_str());  // a file of an earlier run must not pass for this window's
     }
-    writer.forget_finished_file();
-    file_base = stem_of(config.filename) + ".step" + std::to_string(window_last) + ".json";
-    file_index = 0;
-    ::unlink(file_base.c_str());  // a file of an earlier run must not pass for this window's
     start_file_drop_count();
     window_open = true;
   }
@@ -186,6 +195,7 @@ struct Profiler {
   // the file's path (the last of its series).
   std::string finish_window() {
     window_last = step_number;
+    last_window_file = file_base;
     struct Close {  // the window ends even when the last write fails
       Profiler* p;
       ~Close() {
@@ -617,6 +627,7 @@ void apply_config(const Config& config) {
   p.config = config;
   // Steps count again from 0, and the trace goes to the configured file.
   p.window_open = false;
+  p.last_window_file.clear();
   p.stepping = false;
   p.step_number = 0;
   p.action = Profiler::StepAction::kRecord;
