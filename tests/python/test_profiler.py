@@ -770,3 +770,29 @@ def test_dependency_flows_link_a_chain_of_operators(profile_to):
     for flow_id, f in finishes.items():
         assert flow_id in starts and f["bp"] == "e" and f["name"] == "dependency"
         assert f["ts"] >= starts[flow_id]["ts"]
+
+
+def test_validator_accepts_dependency_flows_and_catches_bad_ones():
+    import validate_trace
+    meta = [{"name": "process_name", "ph": "M", "pid": 0, "tid": 0, "args": {"name": "cpu/0"}},
+            {"name": "thread_name", "ph": "M", "pid": 0, "tid": 1, "args": {"name": "w"}}]
+
+    def trace(finish_ts=5.0, bp="e"):
+        finish = {"name": "dependency", "cat": "dependency", "ph": "f", "ts": finish_ts,
+                  "pid": 0, "tid": 1, "id": 7}
+        if bp:
+            finish["bp"] = bp
+        return meta + [
+            {"name": "a", "cat": "operator", "ph": "X", "ts": 1.0, "dur": 3.0, "pid": 0, "tid": 1},
+            {"name": "dependency", "cat": "dependency", "ph": "s", "ts": 4.0, "pid": 0, "tid": 1,
+             "id": 7},
+            # A push flow with the same id is another flow: (cat, id) is the key.
+            {"name": "flow", "cat": "operator", "ph": "s", "ts": 0.5, "pid": 0, "tid": 1, "id": 7},
+            {"name": "flow", "cat": "operator", "ph": "f", "bp": "e", "ts": 5.0, "pid": 0,
+             "tid": 1, "id": 7},
+            finish,
+            {"name": "b", "cat": "operator", "ph": "X", "ts": 5.0, "dur": 1.0, "pid": 0, "tid": 1}]
+
+    assert validate_trace.validate(trace()) == []
+    assert any("before its start" in p for p in validate_trace.validate(trace(finish_ts=3.0)))
+    assert any("bp" in p for p in validate_trace.validate(trace(bp=None)))
