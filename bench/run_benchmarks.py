@@ -64,12 +64,25 @@ GBENCH_ROWS = [
     ("C API", "`MXImperativeInvoke` + `MXNDArrayFree`, 10-element add, naive engine", "c_api",
      "BM_CApiInvokeFree", "cpu_time", 1, "ns", "floor", "a 10-float add into a malloc'd buffer",
      "BM_PeerAdd10Malloc", "cpu_time", "lower", ""),
+    ("Trace tool (nanomx-trace)", "`summary`, 1 M-event synthetic trace", "trace_tool",
+     "BM_Summary/iterations:5", "bytes_per_second", 1e-6, "MB/s", "floor",
+     "the chunked simdjson parse alone", "BM_Floor_StreamParse/iterations:5", "bytes_per_second",
+     "higher", "≥ 200 MB/s"),
+    ("Trace tool (nanomx-trace)", "`diff` of two 1 M-event traces (MB/s of both)", "trace_tool",
+     "BM_Diff/iterations:3", "bytes_per_second", 1e-6, "MB/s", "floor",
+     "the chunked simdjson parse alone", "BM_Floor_StreamParse/iterations:5", "bytes_per_second",
+     "higher", "≥ 200 MB/s"),
+    ("Trace tool (nanomx-trace)", "`critical-path` of a 1 M-event trace with dependency flows",
+     "trace_tool", "BM_CriticalPath/iterations:3", "bytes_per_second", 1e-6, "MB/s", "floor",
+     "the chunked simdjson parse alone", "BM_Floor_StreamParse/iterations:5", "bytes_per_second",
+     "higher", "≥ 200 MB/s"),
 ]
 
 BINARIES = {
     "profiler": "bench/profiler/profiler_bench",
     "runtime": "bench/runtime/runtime_bench",
     "c_api": "bench/runtime/c_api_bench",
+    "trace_tool": "bench/trace_tool/trace_tool_bench",
 }
 
 
@@ -182,6 +195,8 @@ def main():
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--rounds", type=int, default=None)
     parser.add_argument("--out", default=os.path.join(ROOT, "BENCHMARKS.md"))
+    parser.add_argument("--readme", default=os.path.join(ROOT, "README.md"),
+                        help="README whose marked benchmark block is replaced ('' for none)")
     args = parser.parse_args()
     rounds = args.rounds or (3 if args.quick else 5)
     env = dict(os.environ)
@@ -206,7 +221,7 @@ def main():
                 scale = row[5]
                 samples.setdefault(("g",) + row[:2], []).append(
                     (None if n is None else n * scale, None if ref is None else ref * scale))
-        for script in ("compare_python.py", "compare_symbolic.py"):
+        for script in ("compare_python.py", "compare_symbolic.py", "compare_kvstore.py"):
             try:
                 result = run_python(script, args.quick, env)
             except subprocess.CalledProcessError as e:
@@ -255,6 +270,31 @@ def main():
     with open(args.out, "w") as f:
         f.write("\n".join(lines))
     print("wrote %s" % args.out)
+    if args.readme:
+        update_readme(args.readme, lines, os.path.relpath(args.out, os.path.dirname(args.readme)))
+
+
+README_BEGIN = "<!-- benchmarks:begin (written by scripts/bench from BENCHMARKS.md; do not edit) -->"
+README_END = "<!-- benchmarks:end -->"
+
+
+def update_readme(readme, lines, benchmarks_path):
+    """Replaces the README's block between the benchmark markers with BENCHMARKS.md's header and
+    tables (headings one level down), so the README's figures are always those of the last full
+    run, with when and where they were measured."""
+    with open(readme) as f:
+        text = f.read()
+    begin, end = text.find(README_BEGIN), text.find(README_END)
+    if begin < 0 or end < begin:
+        print("%s has no benchmark markers; left as it is" % readme, file=sys.stderr)
+        return
+    body = ["From [%s](%s):" % (os.path.basename(benchmarks_path), benchmarks_path), ""]
+    for line in lines[1:]:  # without the title
+        body.append("#" + line if line.startswith("## ") else line)
+    block = README_BEGIN + "\n" + "\n".join(body).strip() + "\n" + README_END
+    with open(readme, "w") as f:
+        f.write(text[:begin] + block + text[end + len(README_END):])
+    print("updated the benchmark tables of %s" % readme)
 
 
 if __name__ == "__main__":

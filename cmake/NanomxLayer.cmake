@@ -4,7 +4,8 @@
 # with hidden visibility: libnanomx.so exports only what nanomx/export.h says (the C API and
 # the declarations of include/nanomx/).
 #
-# The layer order is profiler < base < storage < engine < ndarray < ops < symbol < autograd < c_api. A layer names
+# The layer order is profiler < base < storage < engine < ndarray < ops < symbol < autograd < kvstore
+# < c_api. A layer names
 # the layers it uses: PUBLIC when its public header exposes their types, PRIVATE otherwise. The
 # dependency is enforced twice: scripts/check-layers rejects an #include of a higher layer, and
 # `nanomx_<layer>_link_check` links the layer alone with its declared dependencies into a shared

@@ -5,6 +5,11 @@ the same run on the same 1 M-event trace.
   summary  : `nanomx-trace summary` wall time -> MB/s of JSON (goal >= 200 MB/s); floor: `cat` of
              the same file; peer: Python's json.load plus a per-name count/total (what a script
              written without a tool does).
+  diff     : `nanomx-trace diff BASE NEW` wall time -> MB/s of both files (goal >= 200 MB/s), on
+             the generator's trace with dependency flows and steps (--issue17) and the same with
+             `dot` 10 % slower.
+  critical-path : `nanomx-trace critical-path` wall time -> MB/s (goal >= 200 MB/s), whole trace
+             and one step, on the --issue17 trace.
   view     : `nanomx-trace view` wall time (goal < 5 s) and page size (goal <= half the input).
   render   : the page's first render in headless Chromium (goal < 2 s); no peer runs offline here
              (chrome://tracing and Perfetto UI are not installable).
@@ -63,8 +68,22 @@ with tempfile.TemporaryDirectory() as work:
     mb = size / 1e6
     subprocess.run(["cat", trace], check=True, stdout=subprocess.DEVNULL)  # into the page cache
 
+    steps = os.path.join(work, "bench_1m_steps.json")
+    slower = os.path.join(work, "bench_1m_slower.json")
+    subprocess.run([generate, steps, str(events), "--issue17"], check=True)
+    subprocess.run([generate, slower, str(events), "--issue17", "--slower", "dot", "1.1"],
+                   check=True)
+    steps_mb = os.path.getsize(steps) / 1e6
+    both_mb = steps_mb + os.path.getsize(slower) / 1e6
+    for path in (steps, slower):
+        subprocess.run(["cat", path], check=True, stdout=subprocess.DEVNULL)
+
     cat_s = timed(["cat", trace])
     summary_s = timed([tool, "summary", trace])
+    steps_summary_s = timed([tool, "summary", steps])
+    diff_s = timed([tool, "diff", steps, slower])
+    critical_s = timed([tool, "critical-path", steps])
+    critical_step_s = timed([tool, "critical-path", steps, "--step", "70"])
     peer_s = python_peer(trace)
     view_s = timed([tool, "view", trace, "-o", page])
     page_size = os.path.getsize(page)
@@ -80,6 +99,10 @@ with tempfile.TemporaryDirectory() as work:
     print(f"{'summary (nanomx-trace)':38} {mb / summary_s:>10.0f} MB/s {'>= 200 MB/s':>12}  ({summary_s:.2f} s)")
     print(f"{'  floor: cat FILE > /dev/null':38} {mb / cat_s:>10.0f} MB/s {'':>12}  ({cat_s:.2f} s)")
     print(f"{'  peer: python3 json.load + totals':38} {mb / peer_s:>10.1f} MB/s {'':>12}  ({peer_s:.2f} s)")
+    print(f"{'summary, the --issue17 trace':38} {steps_mb / steps_summary_s:>10.0f} MB/s {'>= 200 MB/s':>12}  ({steps_summary_s:.2f} s, {steps_mb:.1f} MB)")
+    print(f"{'diff (both files)':38} {both_mb / diff_s:>10.0f} MB/s {'>= 200 MB/s':>12}  ({diff_s:.2f} s)")
+    print(f"{'critical-path, whole trace':38} {steps_mb / critical_s:>10.0f} MB/s {'>= 200 MB/s':>12}  ({critical_s:.2f} s)")
+    print(f"{'critical-path --step 70':38} {steps_mb / critical_step_s:>10.0f} MB/s {'>= 200 MB/s':>12}  ({critical_step_s:.2f} s)")
     print(f"{'view (nanomx-trace)':38} {view_s:>12.2f} s {'< 5 s':>12}")
     print(f"{'  page size':38} {page_size / 1e6:>11.1f} MB {'<= ' + format(mb / 2, '.1f') + ' MB':>12}  ({page_size / size:.1%} of input)")
     print(f"{'first render in headless Chromium':38} {first_render:>11.0f} ms {'< 2000 ms':>12}  (ready after {ready_wall:.0f} ms wall incl. browser start)")

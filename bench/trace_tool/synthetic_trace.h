@@ -17,8 +17,20 @@ inline void append_ts(std::string* out, uint64_t ns) {
   out->append(buffer);
 }
 
+// What the trace holds beyond the base shape (all off: the summary benchmark's trace).
+struct SyntheticOptions {
+  // Dependency flows (cat "dependency"): op k depends on op k-2 (another worker) when that one
+  // ended before op k starts.
+  bool dependency_flows = false;
+  // A ProfilerStep#N span on the main thread every `ops_per_step` operators (0: none).
+  int ops_per_step = 0;
+  // Runs of operators of this name take `slowdown` times as long (the NEW side of `diff`).
+  const char* slower_op = nullptr;
+  double slowdown = 1.0;
+};
+
 // About `events` events (whole operator groups); the JSON object form with otherData.
-inline std::string synthetic_nanomx_trace(size_t events) {
+inline std::string synthetic_nanomx_trace(size_t events, const SyntheticOptions& options = {}) {
   static const char* const kOps[] = {"dot",     "elemwise_add",   "Convolution", "Activation",
                                      "Pooling", "FullyConnected", "BatchNorm",   "softmax"};
   std::string out = "{\"traceEvents\":[\n";
@@ -51,6 +63,8 @@ inline std::string synthetic_nanomx_trace(size_t events) {
   uint64_t now = 1000;  // ns
   uint64_t memory = 1 << 20;
   uint64_t op = 0;
+  uint64_t recent_end[2] = {0, 0};  // run ends of ops k-2 and k-1
+  uint64_t step_start = now;
   while (written < events) {
     const char* name = kOps[(op * 7 + op / 3) % 8];
     int slot = static_cast<int>(op % 4);
@@ -74,6 +88,27 @@ inline std::string synthetic_nanomx_trace(size_t events) {
     e += ",\"pid\":1000,\"tid\":1,\"id\":1}";
     line(e);
     uint64_t run_begin = now + 2500 + (op % 5) * 300, run_end = run_begin + 3000 + (op % 13) * 450;
+    if (options.slower_op && std::string(name) == options.slower_op) {
+      run_end = run_begin +
+                static_cast<uint64_t>(static_cast<double>(run_end - run_begin) * options.slowdown);
+    }
+    if (options.dependency_flows && op >= 2 && recent_end[0] <= run_begin) {
+      // Op k-2 ran on worker (k-2) % 4.
+      std::string from_pid = std::to_string((op - 2) % 4),
+                  from_tid = std::to_string((op - 2) % 4 + 2);
+      std::string id = std::to_string(op + 1);
+      e = "{\"name\":\"dependency\",\"cat\":\"dependency\",\"ph\":\"s\",\"ts\":";
+      append_ts(&e, recent_end[0]);
+      e += ",\"pid\":" + from_pid + ",\"tid\":" + from_tid + ",\"id\":" + id + "}";
+      line(e);
+      e = "{\"name\":\"dependency\",\"cat\":\"dependency\",\"ph\":\"f\",\"bp\":\"e\",\"ts\":";
+      append_ts(&e, run_begin);
+      e += ",\"pid\":" + pid + ",\"tid\":" + tid + ",\"id\":" + id + "}";
+      line(e);
+      written += 2;
+    }
+    recent_end[0] = recent_end[1];
+    recent_end[1] = run_end;
     e = "{\"name\":\"" + std::string(name) +
         "\",\"cat\":\"operator\",\"ph\":\"f\",\"bp\":\"e\","
         "\"ts\":";
@@ -108,6 +143,17 @@ inline std::string synthetic_nanomx_trace(size_t events) {
     }
     now += 2100;
     ++op;
+    if (options.ops_per_step > 0 && op % static_cast<uint64_t>(options.ops_per_step) == 0) {
+      e = "{\"name\":\"ProfilerStep#" + std::to_string(op / options.ops_per_step - 1) +
+          "\",\"cat\":\"ProfilerStep\",\"ph\":\"X\",\"ts\":";
+      append_ts(&e, step_start);
+      e += ",\"dur\":";
+      append_ts(&e, now - step_start);
+      e += ",\"pid\":1000,\"tid\":1}";
+      line(e);
+      ++written;
+      step_start = now;
+    }
   }
   out.resize(out.size() - 2);  // the last ",\n"
   out +=

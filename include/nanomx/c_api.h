@@ -80,5 +80,7 @@ NANOMX_API int MXProfileSetMarker(ProfileHandle domain, const char* instant_mark
 #include "nanomx/c_api_custom.h"
 /* Executors: symbols bound to arrays. */
 #include "nanomx/c_api_executor.h"
+/* Key-value stores (local and distributed). */
+#include "nanomx/c_api_kvstore.h"
 
 #endif /* NANOMX_C_API_H_ */

@@ -27,3 +27,9 @@ from . import module as mod  # noqa: F401,E402
 from . import autograd  # noqa: F401,E402
 from . import operator  # noqa: F401,E402
 from . import executor  # noqa: F401,E402
+from . import kvstore  # noqa: E402
+from . import kvstore as kv  # noqa: F401,E402
+
+# A server process of a distributed job (DMLC_ROLE=server) serves here and exits: the importing
+# script's body never runs, as in MXNet.
+kvstore.kvstore_server._init_kvstore_server_module()

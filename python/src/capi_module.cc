@@ -16,6 +16,7 @@
 #include "capi_autograd.h"
 #include "capi_common.h"
 #include "capi_executor.h"
+#include "capi_kvstore.h"
 #include "capi_symbol.h"
 #include "nanomx/c_api.h"
 #include "ndarray_type.h"
@@ -474,6 +475,7 @@ PYBIND11_MODULE(_capi, m) {
   nanomx_python::add_autograd_functions(m);
   nanomx_python::add_custom_op_functions(m);
   nanomx_python::add_executor_functions(m);
+  nanomx_python::add_kvstore_functions(m);
   m.def(
       "set_error_class",
       [](py::handle cls) {

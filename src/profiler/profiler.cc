@@ -88,6 +88,10 @@ struct Profiler {
   // The process totals when the current file was configured or the previous one finished: the
   // trace counts only the drops since (a new file does not inherit earlier files' drops).
   DropCounts file_dropped_base{};
+  // When the next fresh file's recording began (its ts = 0): the last set_config, or the
+  // set_state(run) that followed a finished file.
+  uint64_t recording_began_ticks = 0;
+  bool file_finished_since_config = false;
 
   NameId api_category = intern("MXNET_C_API");
   NameId api_calls_name = intern("MXNet C API Calls");
@@ -183,6 +187,7 @@ struct Profiler {
         retired_stats.clear();
       }
       writer.forget_finished_file();
+      recording_began_ticks = step_begin;  // the window's file counts its ts from its first step
       file_base = path;
       file_index = 0;
       ::unlink(path.c_str());  // a file of an earlier run must not pass for this window's
@@ -230,7 +235,9 @@ struct Profiler {
     if (config.max_files > 0 && file_index >= config.max_files)
       ::unlink(series_path(file_base, file_index - config.max_files).c_str());
     writer.forget_finished_file();
-    writer.start_file(current_path(), config.duration_events, config.fsync);
+    // The same ts = 0 as the file before: a series is stitched by concatenating its events.
+    const uint64_t zero_ns = writer.zero_ns();
+    writer.start_file(current_path(), config.duration_events, config.fsync, zero_ns);
   }
 
   void update_gate() {
@@ -244,16 +251,14 @@ struct Profiler {
     detail::gate.store(g, std::memory_order_relaxed);
   }
 
-  // The fields of otherData that never change in a process: producer, clock and the time-zero
-  // anchors, host and boot id (read once, not at every flush). Never destroyed: the final dump
-  // at exit runs after the destructors of statics made later than the exit hook, and a static
-  // string made at the first flush would be freed by then.
+  // The fields of otherData that never change in a process: producer, clock, host and boot id (read
+  // once, not at every flush). Never destroyed: the final dump at exit runs after the destructors
+  // of statics made later than the exit hook, and a static string made at the first flush would be
+  // freed by then.
   static const std::string& identity_fields() {
     static const std::string* fields = new std::string([] {
-      const TimeZero& zero = time_zero();
-      std::string s = "\"producer\":\"nanomx 0.1.0\",\"clock\":\"" + std::string(tick_source()) +
-                      "\",\"time_zero_unix_ns\":" + std::to_string(zero.unix_ns) +
-                      ",\"time_zero_monotonic_ns\":" + std::to_string(zero.monotonic_ns);
+      std::string s =
+          "\"producer\":\"nanomx 0.1.0\",\"clock\":\"" + std::string(tick_source()) + "\"";
       char host[256] = {0};
       gethostname(host, sizeof host - 1);
       std::string boot_id;
@@ -292,6 +297,10 @@ struct Profiler {
       by_kind += std::to_string(n);
     }
     std::string s = identity_fields();
+    // The anchors of this file's ts = 0 (its zero is an offset from the process's time zero).
+    const TimeZero& zero = time_zero();
+    s += ",\"time_zero_unix_ns\":" + std::to_string(zero.unix_ns + writer.zero_ns());
+    s += ",\"time_zero_monotonic_ns\":" + std::to_string(zero.monotonic_ns + writer.zero_ns());
     s += ",\"os_pid\":" + std::to_string(getpid());  // per flush: a forked child has its own
     s += ",\"dropped_events\":" + std::to_string(file_total);
     s += ",\"dropped_events_by_kind\":{" + by_kind + "}";
@@ -334,7 +343,10 @@ struct Profiler {
   // flush of a file drains everything.
   void write_pending(bool everything = true) {
     clock.anchor_now();
-    if (!writer.has_file()) writer.start_file(current_path(), config.duration_events, config.fsync);
+    if (!writer.has_file()) {
+      writer.start_file(current_path(), config.duration_events, config.fsync,
+                        clock.to_ns(std::min(recording_began_ticks, earliest_pending_begin())));
+    }
     // Text that a failed write left goes first. While it cannot be written nothing more is
     // drained: the records wait in the thread buffers, bounded by max_buffer_mb, instead of
     // piling up here.
@@ -373,6 +385,17 @@ struct Profiler {
     }
   }
 
+  // The earliest begin of every record still buffered (a record made before the recording
+  // began, e.g. a user object before set_config, belongs in the next file too).
+  uint64_t earliest_pending_begin() {
+    ThreadRegistry& registry = thread_registry();
+    std::lock_guard<std::mutex> lock(registry.mutex);
+    uint64_t earliest = UINT64_MAX;
+    for (const auto& b : registry.buffers)
+      earliest = std::min(earliest, b->earliest_pending_begin());
+    return earliest;
+  }
+
   // Threads that exited and whose records are all written: keep their statistics and drop
   // their buffers.
   void forget_exited_threads() {
@@ -394,6 +417,7 @@ struct Profiler {
     writer.close();
     start_file_drop_count();
     output_enabled = false;
+    file_finished_since_config = true;
   }
 
   void dump_locked(bool finished) {
@@ -638,6 +662,8 @@ void apply_config(const Config& config) {
   p.writer.close();
   p.writer.forget_finished_file();  // a new configuration starts its file afresh (as MXNet)
   p.start_file_drop_count();
+  p.recording_began_ticks = now_ticks();
+  p.file_finished_since_config = false;
   ::unlink(config.filename.c_str());
   chunk_pool().set_bound(config.max_buffer_bytes);
   chunk_pool().prefault(kPrefaultChunks);
@@ -660,6 +686,10 @@ void set_state(State state) {
   std::lock_guard<std::mutex> lock(p.mutex);
   if (state == State::kRunning) {
     chunk_pool().prefault(kPrefaultChunks);
+    if (p.file_finished_since_config) {  // a fresh recording after a finished file
+      p.recording_began_ticks = now_ticks();
+      p.file_finished_since_config = false;
+    }
     p.output_enabled = true;
     p.paused = false;  // MXNet: run clears a pause
     p.state = state;

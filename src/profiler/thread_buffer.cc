@@ -192,6 +192,23 @@ Record* ThreadBuffer::reserve_slow(uint32_t n, DropKind kind) {
   return &chunk->records[0];
 }
 
+uint64_t ThreadBuffer::earliest_pending_begin() const {
+  uint64_t earliest = UINT64_MAX;
+  const Chunk* chunk = read_chunk_ ? read_chunk_ : published_first_.load(std::memory_order_acquire);
+  uint32_t pos = read_chunk_ ? read_pos_ : 0;
+  while (chunk) {
+    const uint32_t committed = chunk->committed.load(std::memory_order_acquire);
+    while (pos < committed) {
+      const Record& r = chunk->records[pos];
+      earliest = std::min(earliest, r.begin);
+      pos += 1 + (r.kind == RecordKind::kOperator ? r.payload : 0);
+    }
+    chunk = chunk->next.load(std::memory_order_acquire);
+    pos = 0;
+  }
+  return earliest;
+}
+
 bool ThreadBuffer::fully_drained() const {
   Chunk* chunk = read_chunk_ ? read_chunk_ : published_first_.load(std::memory_order_acquire);
   if (!chunk) return true;

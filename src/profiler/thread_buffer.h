@@ -106,6 +106,9 @@ class ThreadBuffer {
   template <typename Visit>
   void drain(Visit&& visit, size_t budget = SIZE_MAX);
   bool fully_drained() const;
+  // The earliest begin tick of the records not yet drained (UINT64_MAX when there are none),
+  // leaving them in place: a fresh trace file puts its ts = 0 no later than this. O(records).
+  uint64_t earliest_pending_begin() const;
 
   uint32_t tid() const { return tid_; }
   // Adds this buffer's drops per kind to `counts`.

@@ -36,7 +36,7 @@ TraceWriter::~TraceWriter() { close(); }
 
 void TraceWriter::close() {
   if (file_.is_open() && pending_.empty()) {
-    finished_ = {file_.path(), file_.body_bytes(), file_.body_bytes() + trailer_bytes_};
+    finished_ = {file_.path(), file_.body_bytes(), file_.body_bytes() + trailer_bytes_, zero_ns_};
   } else {
     finished_ = {};  // nothing committed, or events not written: the file cannot be continued
   }
@@ -45,10 +45,12 @@ void TraceWriter::close() {
   last_row_key_ = UINT64_MAX;
 }
 
-void TraceWriter::start_file(const std::string& path, DurationEvents durations, bool sync) {
+void TraceWriter::start_file(const std::string& path, DurationEvents durations, bool sync,
+                             uint64_t zero_ns) {
   const Finished finished = finished_;
   close();
   durations_ = durations;
+  zero_ns_ = zero_ns;
   // Continue the file this writer finished last, if it is still what was written there.
   if (!finished.path.empty() && finished.path == path) {
     struct stat st {};
@@ -57,6 +59,7 @@ void TraceWriter::start_file(const std::string& path, DurationEvents durations, 
       try {
         file_.reopen(path, finished.body_bytes, sync);
         records_in_file_ = 1;
+        zero_ns_ = finished.zero_ns;
         return;
       } catch (const Error&) {
         // Changed under us: start it afresh below.
@@ -101,11 +104,22 @@ void TraceWriter::append_u64(uint64_t v) {
 }
 
 void TraceWriter::append_ts(uint64_t ns) {
+  if (ns >= zero_ns_) {
+    append_micros(ns - zero_ns_);
+  } else {
+    pending_.push_back('-');
+    append_micros(zero_ns_ - ns);
+  }
+}
+
+void TraceWriter::append_micros(uint64_t ns) {
   append_u64(ns / 1000);
   unsigned frac = static_cast<unsigned>(ns % 1000);
+  if (frac == 0) return;
   char digits[4] = {'.', static_cast<char>('0' + frac / 100),
                     static_cast<char>('0' + frac / 10 % 10), static_cast<char>('0' + frac % 10)};
-  pending_.append(digits, 4);
+  size_t length = frac % 100 == 0 ? 2 : frac % 10 == 0 ? 3 : 4;
+  pending_.append(digits, length);
 }
 
 void TraceWriter::append_escaped_name(NameId id) {
@@ -236,7 +250,7 @@ void TraceWriter::write_duration(const Record& r, Row row, const TickConverter& 
   if (durations_ == DurationEvents::kComplete) {
     open_event(r, "X", b);
     pending_.append(",\"dur\":");
-    append_ts(e - b);
+    append_micros(e - b);
     append_common_tail(row.pid, row.tid);
     if (shapes) append_shapes(shapes, shape_records);
     pending_.push_back('}');
@@ -370,7 +384,7 @@ void TraceWriter::write_step(const Record& r, Row row, const TickConverter& cloc
   pending_.append(",\"ph\":\"X\",\"ts\":");
   append_ts(b);
   pending_.append(",\"dur\":");
-  append_ts(e - b);
+  append_micros(e - b);
   append_common_tail(row.pid, row.tid);
   pending_.push_back('}');
 }

@@ -25,8 +25,14 @@ class TraceWriter {
   ~TraceWriter();
   // Closes the current file and starts `path`: continues it when it is the file this writer
   // finished last (a later dump never erases an earlier one), else starts it afresh (visible at
-  // the first commit). Throws nanomx::Error when it cannot be opened, leaving no file current.
-  void start_file(const std::string& path, DurationEvents durations, bool sync);
+  // the first commit) with `ts = 0` at `zero_ns` (nanoseconds since the process's time zero): a
+  // file's timestamps count from when its recording began, not from when the library loaded, so
+  // they stay short in long-running processes. A continued file keeps its zero. Throws
+  // nanomx::Error when it cannot be opened, leaving no file current.
+  void start_file(const std::string& path, DurationEvents durations, bool sync,
+                  uint64_t zero_ns = 0);
+  // The current file's zero, in nanoseconds since the process's time zero.
+  uint64_t zero_ns() const { return zero_ns_; }
   bool has_file() const { return file_.is_open(); }
   // Finishes the current file; the next start_file of the same path continues it.
   void close();
@@ -69,7 +75,13 @@ class TraceWriter {
  private:
   void begin_event();
   void append_escaped_name(NameId id);
+  // A timestamp (`ns` since the process's time zero) relative to the file's zero; a record
+  // older than the zero (a user object recorded before the profiler was configured) gets a
+  // negative one.
   void append_ts(uint64_t ns);
+  // Microseconds with as many fraction digits as the nanoseconds need (none, one, two or three):
+  // exact, and a few bytes shorter than a fixed three.
+  void append_micros(uint64_t ns);
   void append_u64(uint64_t v);
   void ensure_process(uint32_t pid, NameId category_for_name);
   void ensure_thread(uint32_t pid, uint32_t tid);
@@ -103,6 +115,7 @@ class TraceWriter {
   bool first_event_ = true;
   uint64_t events_written_ = 0;
   uint64_t records_in_file_ = 0;
+  uint64_t zero_ns_ = 0;
   std::string pending_;
   // Per file: which process and thread rows already have their metadata in it.
   std::unordered_set<uint32_t> described_pids_;
@@ -126,7 +139,7 @@ class TraceWriter {
   // The file finished last, continued by a later start_file of the same path.
   struct Finished {
     std::string path;
-    uint64_t body_bytes = 0, file_bytes = 0;
+    uint64_t body_bytes = 0, file_bytes = 0, zero_ns = 0;
   };
   Finished finished_;
   // Per process: JSON-escaped names by id, and the pid given to each category.

@@ -1,4 +1,5 @@
 """The guide's examples, run as a user runs them (a fresh interpreter, its own folder)."""
+import json
 import os
 import subprocess
 import sys
@@ -94,3 +95,38 @@ def test_profiler_executor_example(tmp_path):
     names = _begins(events, "cpu/0")
     assert names.count("FullyConnected") >= 2 * 5, names
     assert "_backward_FullyConnected" in names
+    _check_trace_tool_on(str(tmp_path / "profile_executor_5iter.json"), events)
+
+
+def _check_trace_tool_on(trace, events):
+    """`nanomx-trace critical-path` and `diff` on a real profile (when ctest names the tool)."""
+    tool = os.environ.get("NANOMX_TRACE_TOOL")
+    if not tool:
+        return
+    result = subprocess.run([tool, "critical-path", trace, "--format", "json"],
+                            capture_output=True, text=True, timeout=120, check=True)
+    path = json.loads(result.stdout)
+    has_dependency_flows = any(e.get("cat") == "dependency" and e.get("ph") == "s"
+                               for e in events)
+    assert path["edges"] == ("dependency" if has_dependency_flows else "push"), path["edges"]
+    if has_dependency_flows:
+        assert path["dependency_flows"] > 0
+    assert path["push_flows"] > 0
+    segments = path["path"]
+    assert segments and path["length_us"] > 0
+    # The path covers its window without gaps or overlaps, in time order.
+    for before, after in zip(segments, segments[1:]):
+        assert abs(before["start_us"] + before["dur_us"] - after["start_us"]) < 0.002, (before,
+                                                                                       after)
+    total = sum(s["dur_us"] for s in segments)
+    assert abs(total - path["length_us"]) < 0.002 * len(segments)
+    kinds = {k["key"]: k["us"] for k in path["by_kind"]}
+    assert kinds["compute"] > 0
+    assert abs(sum(kinds.values()) - path["length_us"]) < 0.002 * len(segments)
+    on_path = {o["key"] for o in path["by_operator"]}
+    assert on_path & {"FullyConnected", "_backward_FullyConnected", "Activation",
+                      "_backward_Activation", "SoftmaxOutput", "_backward_SoftmaxOutput",
+                      "sgd_update", "sgd_mom_update"}, on_path
+    text = subprocess.run([tool, "diff", trace, trace], capture_output=True, text=True,
+                          timeout=120, check=True).stdout
+    assert text.rstrip().endswith("NEW takes the same time as BASE"), text

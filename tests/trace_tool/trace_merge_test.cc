@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <sstream>
@@ -212,6 +213,111 @@ TEST(TraceMerge, MxnetRankFilesAreLabelledByRank) {
   EXPECT_NE(text.find("[rank0]"), std::string::npos);
   EXPECT_NE(text.find("[rank12]"), std::string::npos);
   EXPECT_NE(text.find("[rankX_profile]"), std::string::npos);  // not a rank: the file name
+}
+
+TEST(TraceMerge, DistributedWorkerAndServerFilesAreLabelledByRole) {
+  const std::string dir = testing::scratch_dir();
+  for (const char* name : {"rank0_profile_worker.json", "rank0_profile_server.json"}) {
+    auto copied = run_command("cp " + testing::fixture("nanomx.json") + " " + dir + "/" + name);
+    ASSERT_EQ(copied.exit_code, 0) << copied.output;
+  }
+  const std::string merged = dir + "/merged_roles.json";
+  auto result = run_command(tool() + " merge " + dir + "/rank0_profile_worker.json " + dir +
+                            "/rank0_profile_server.json -o " + merged);
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  std::string text = testing::read_text(merged);
+  EXPECT_NE(text.find("[worker0]"), std::string::npos);
+  EXPECT_NE(text.find("[server0]"), std::string::npos);
+}
+
+// One part of a rotated series "run.json" (docs/trace-format.md): its own metadata, two marks,
+// and the rotation key naming its predecessor.
+std::string rotated_part(int index, int first_mark) {
+  std::string previous = index == 0
+                             ? "null"
+                             : "\"" +
+                                   (index == 1 ? std::string("run.json")
+                                               : "run." + std::to_string(index - 1) + ".json") +
+                                   "\"";
+  std::string out = "{\"traceEvents\":[\n";
+  out += R"({"name":"process_name","ph":"M","pid":0,"tid":0,"args":{"name":"cpu/0"}},)"
+         "\n";
+  out += R"({"name":"thread_name","ph":"M","pid":0,"tid":3,"args":{"name":"worker 0"}},)"
+         "\n";
+  for (int k = first_mark; k < first_mark + 2; ++k) {
+    out += "{\"name\":\"moment " + std::to_string(k) +
+           "\",\"cat\":\"user\",\"ph\":\"i\",\"s\":\"t\",\"ts\":" + std::to_string(10 * k) +
+           ",\"pid\":0,\"tid\":3}" + (k == first_mark ? ",\n" : "\n");
+  }
+  out +=
+      "],\"otherData\":{\"clock\":\"CLOCK_MONOTONIC\",\"time_zero_unix_ns\":1764670000000000000,"
+      "\"time_zero_monotonic_ns\":5000000000,\"boot_id\":\"b\",\"rotation\":{\"series\":"
+      "\"run.json\",\"index\":" +
+      std::to_string(index) + ",\"previous\":" + previous + "}}}\n";
+  return out;
+}
+
+std::string part_name(int index) {
+  return index == 0 ? "run.json" : "run." + std::to_string(index) + ".json";
+}
+
+TEST(TraceMerge, RotatedSeriesIsStitchedIntoOneProcess) {
+  const std::string dir = testing::scratch_dir() + "/rotated";
+  std::filesystem::create_directories(dir);
+  for (int i = 0; i < 3; ++i) testing::write_text(dir + "/" + part_name(i), rotated_part(i, 2 * i));
+  const std::string merged = dir + "/stitched.json";
+  // Given out of order, beside an independent trace: the parts go in index order.
+  auto result =
+      run_command(tool() + " merge " + dir + "/run.2.json " + dir + "/run.json " +
+                  testing::fixture("nanomx.json") + " " + dir + "/run.1.json -o " + merged);
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("part 2 of the rotated series run.json; 2 repeated metadata"),
+            std::string::npos)
+      << result.output;
+  auto trace = load_trace(merged);
+  TraceModel model = build_model(*trace);
+  // Marks 0..5, once each, in order, all on one thread of one process (pid 0: the first group).
+  std::vector<std::string> marks;
+  std::set<uint32_t> tracks;
+  for (const Instant& instant : model.instants) {
+    const std::string& name = model.strings[instant.name];
+    if (name.rfind("moment ", 0) != 0) continue;
+    marks.push_back(name);
+    tracks.insert(instant.track);
+    EXPECT_EQ(model.processes[model.tracks[instant.track].process].pid.text, "0");
+  }
+  EXPECT_EQ(marks, (std::vector<std::string>{"moment 0", "moment 1", "moment 2", "moment 3",
+                                             "moment 4", "moment 5"}));
+  EXPECT_EQ(tracks.size(), 1u);
+  // Each metadata event once: one process_name and one thread_name for the series.
+  std::string text = testing::read_text(merged);
+  size_t names = 0;
+  for (size_t at = text.find("\"cpu/0 [run]\""); at != std::string::npos;
+       at = text.find("\"cpu/0 [run]\"", at + 1)) {
+    ++names;
+  }
+  EXPECT_EQ(names, 1u);
+  // The independent trace is a second process group.
+  EXPECT_NE(text.find("\"pid_base\":1000000"), std::string::npos);
+  EXPECT_NE(text.find("\"series\":\"run.json\",\"index\":2"), std::string::npos);
+}
+
+TEST(TraceMerge, RotatedSeriesWithAMissingPartIsAnError) {
+  const std::string dir = testing::scratch_dir() + "/gap";
+  std::filesystem::create_directories(dir);
+  for (int i = 0; i < 4; ++i) testing::write_text(dir + "/" + part_name(i), rotated_part(i, 2 * i));
+  auto gap = run_command(tool() + " merge " + dir + "/run.json " + dir + "/run.1.json " + dir +
+                         "/run.3.json -o " + dir + "/out.json");
+  EXPECT_EQ(gap.exit_code, 1);
+  EXPECT_NE(gap.output.find("run.3.json: part 3 of the rotated series run.json follows "
+                            "run.2.json, which is not among the inputs"),
+            std::string::npos)
+      << gap.output;
+  // Older parts deleted (max_files): the series starts late, which the report says.
+  auto late = run_command(tool() + " merge " + dir + "/run.2.json " + dir + "/run.3.json -o " +
+                          dir + "/late.json");
+  EXPECT_EQ(late.exit_code, 0) << late.output;
+  EXPECT_NE(late.output.find("earlier parts are missing"), std::string::npos) << late.output;
 }
 
 TEST(TraceMerge, MissingInputIsAnError) {

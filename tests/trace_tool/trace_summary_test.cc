@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "summary.h"
 #include "test_util.h"
@@ -211,6 +212,57 @@ TEST(TraceSummary, RecordsOutOfTimeOrderStillPair) {
   EXPECT_EQ(table["c"]["outer"].total, 30000);
   EXPECT_EQ(table["c"]["inner"].total, 5000);
   EXPECT_EQ(table["c"]["late"].total, 10000);
+}
+
+// `summary --per-step`: each ProfilerStep#N span's own table, from the slices that start in it on
+// any thread, with counters and markers in it; slices outside every step are counted on stderr.
+TEST(TraceSummary, PerStepTablesCutAtTheStepSpans) {
+  const std::string text = R"({"traceEvents":[
+{"name":"ProfilerStep#0","cat":"ProfilerStep","ph":"X","ts":0,"dur":100,"pid":1,"tid":1},
+{"name":"ProfilerStep#1","cat":"ProfilerStep","ph":"X","ts":100,"dur":100,"pid":1,"tid":1},
+{"name":"dot","cat":"operator","ph":"X","ts":10,"dur":50,"pid":0,"tid":2},
+{"name":"dot","cat":"operator","ph":"X","ts":90,"dur":40,"pid":0,"tid":3},
+{"name":"relu","cat":"operator","ph":"X","ts":120,"dur":5,"pid":0,"tid":2},
+{"name":"late","cat":"operator","ph":"X","ts":250,"dur":5,"pid":0,"tid":2},
+{"name":"mem","cat":"Device Storage","ph":"C","ts":150,"pid":0,"args":{"mem":4096}}
+]})";
+  const std::string path = testing::scratch_dir() + "/per_step.json";
+  testing::write_text(path, text);
+  auto trace = parse_trace(text, "per_step.json", 0);
+  TraceModel model = build_model(*trace);
+  size_t outside = 0;
+  std::vector<StepTable> steps = aggregate_per_step(model, &outside);
+  ASSERT_EQ(steps.size(), 2u);
+  EXPECT_EQ(steps[0].name, "ProfilerStep#0");
+  EXPECT_EQ(steps[0].table["operator"]["dot"].count, 2u);  // both start in step 0
+  EXPECT_EQ(steps[0].table["operator"]["dot"].total, 90000);
+  EXPECT_EQ(steps[0].table["operator"].count("relu"), 0u);
+  EXPECT_EQ(steps[1].table["operator"]["relu"].count, 1u);
+  EXPECT_EQ(steps[1].table["Device Storage"]["mem"].count, 1u);
+  EXPECT_EQ(steps[1].table.count("ProfilerStep"), 0u);  // the spans themselves are not rows
+  EXPECT_EQ(outside, 1u);
+
+  auto table = run_command(tool() + " summary " + path + " --per-step");
+  ASSERT_EQ(table.exit_code, 0) << table.output;
+  size_t first = table.output.find("ProfilerStep#0: 0.100000 ms, from 0.000000 ms");
+  size_t second = table.output.find("ProfilerStep#1: 0.100000 ms, from 0.100000 ms");
+  ASSERT_NE(first, std::string::npos) << table.output;
+  ASSERT_NE(second, std::string::npos) << table.output;
+  EXPECT_NE(table.output.find("relu"), std::string::npos);
+  EXPECT_GT(table.output.find("relu"), second);
+  EXPECT_NE(table.output.find("1 slices start outside every step"), std::string::npos);
+  auto json =
+      run_command("(" + tool() + " summary " + path + " --per-step --format json 2>/dev/null)");
+  ASSERT_EQ(json.exit_code, 0) << json.output;
+  simdjson::dom::parser parser;
+  simdjson::dom::element root;
+  ASSERT_FALSE(parser.parse(json.output).get(root)) << json.output;
+  ASSERT_EQ(root.get_array().value().size(), 2u);
+  EXPECT_EQ(std::string_view(root.at(1)["step"].get_string().value()), "ProfilerStep#1");
+  EXPECT_EQ(root.at(1)["stats"]["Time"]["operator"]["relu"]["Count"].get_int64().value(), 1);
+  auto none = run_command(tool() + " summary " + fixture("nanomx.json") + " --per-step");
+  EXPECT_EQ(none.exit_code, 1);
+  EXPECT_NE(none.output.find("--per-step needs steps"), std::string::npos) << none.output;
 }
 
 }  // namespace

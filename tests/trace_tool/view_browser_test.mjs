@@ -180,6 +180,90 @@ try {
     await page.keyboard.press('w');
     await page.mouse.click(700, 120);
   }
+
+  // `view FILE --critical-path --step 0`: a chain A -> C -> D by dependency flows, with B on a
+  // parallel branch that does not matter. The path's three operations are outlined in red.
+  const chainTrace = path.join(workDir, 'critical_chain.json');
+  const chainEvents = [
+    { name: 'process_name', ph: 'M', pid: 0, tid: 0, args: { name: 'cpu/0' } },
+    { name: 'thread_name', ph: 'M', pid: 1, tid: 1, args: { name: 'main' } },
+    { name: 'ProfilerStep#0', cat: 'ProfilerStep', ph: 'X', ts: 0, dur: 100, pid: 1, tid: 1 },
+  ];
+  let flowId = 0;
+  const op = (name, tid, push, start, end) => {
+    flowId++;
+    chainEvents.push({ name, cat: 'operator', ph: 's', ts: push, pid: 1, tid: 1, id: flowId });
+    chainEvents.push({ name, cat: 'operator', ph: 'f', bp: 'e', ts: start, pid: 0, tid, id: flowId });
+    chainEvents.push({ name, cat: 'operator', ph: 'X', ts: start, dur: end - start, pid: 0, tid });
+  };
+  const dependency = (fromTid, end, toTid, start) => {
+    flowId++;
+    chainEvents.push({ name: 'dependency', cat: 'dependency', ph: 's', ts: end, pid: 0, tid: fromTid, id: flowId });
+    chainEvents.push({ name: 'dependency', cat: 'dependency', ph: 'f', bp: 'e', ts: start, pid: 0, tid: toTid, id: flowId });
+  };
+  op('A', 10, 1, 5, 30); op('B', 11, 2, 6, 15); op('C', 11, 3, 32, 60); op('D', 10, 4, 62, 90);
+  dependency(10, 30, 11, 32); dependency(11, 60, 10, 62);
+  fs.writeFileSync(chainTrace, JSON.stringify({ traceEvents: chainEvents }));
+  const pathPage = path.join(workDir, 'critical_path.html');
+  execFileSync(tool, ['view', chainTrace, '--critical-path', '--step', '0', '-o', pathPage], { stdio: 'inherit' });
+  await page.goto(url.pathToFileURL(pathPage).href);
+  await page.waitForSelector('#status[data-ready="1"]', { timeout: 30000 });
+  const pathStatus = await page.$eval('#status', (el) => ({ ...el.dataset }));
+  check(pathStatus.pathSlices === '3' && pathStatus.pathSegments === '7',
+    'critical path: 3 operations, 7 segments highlighted (got ' + pathStatus.pathSlices + ', ' + pathStatus.pathSegments + ')');
+  const pathTitle = await page.$eval('#path-title', (el) => el.textContent);
+  check(pathTitle.startsWith('Critical path of step 0: 90'), 'the path panel names the step and length: ' + pathTitle);
+  const toggleVisible = await page.$eval('#path-toggle', (el) => !el.hidden);
+  check(toggleVisible, 'the critical-path toggle is shown');
+  const redPixels = async () => {
+    const png = decodePng(await page.screenshot({ path: path.join(workDir, 'critical_path.png') }));
+    let red = 0;
+    for (let i = 0; i < png.pixels.length; i += png.bpp) {
+      if (png.pixels[i] > 180 && png.pixels[i + 1] < 40 && png.pixels[i + 2] < 40) red++;
+    }
+    return red;
+  };
+  const redOn = await redPixels();
+  await page.click('#show-path');
+  await page.waitForTimeout(100);
+  const redOff = await redPixels();
+  check(redOn > 200 && redOff < redOn / 10, 'the path is drawn in red, and the toggle hides it (' + redOn + ' -> ' + redOff + ' red pixels)');
+  await page.click('#show-path');
+  await page.keyboard.press('0');
+  await page.waitForTimeout(100);
+  // A click on A (thread 10, below the cpu/0 header) says it is on the path.
+  await page.click('#timeline', { position: { x: 400, y: 22 + 20 + 9 } });
+  const onPath = await page.$eval('#details-table', (table) => table.textContent);
+  check(onPath.includes('critical pathon the path'), 'a click on a path operation says so: ' + onPath);
+  const diffHidden = await page.$eval('#diff-panel', (el) => getComputedStyle(el).display === 'none');
+  check(diffHidden, 'the diff panel is hidden on a one-trace page');
+  const pathDetail = await page.$$eval('#path-kinds tr', (trs) => trs.map((tr) => tr.textContent));
+  check(pathDetail.length === 4 && pathDetail[0].startsWith('compute'), 'the path panel lists the four kinds: ' + JSON.stringify(pathDetail));
+
+  // `view BASE NEW`: both traces on one timeline, with the diff table.
+  const diffBase = path.join(workDir, 'diff_base.json'), diffNew = path.join(workDir, 'diff_new.json');
+  const xTrace = (ops) => JSON.stringify({ traceEvents: ops.map(([name, ts, dur]) => ({ name, cat: 'operator', ph: 'X', ts, dur, pid: 0, tid: 1 })) });
+  fs.writeFileSync(diffBase, xTrace([['dot', 100, 10000], ['dot', 20100, 10000], ['relu', 40100, 1000]]));
+  fs.writeFileSync(diffNew, xTrace([['dot', 0, 25500], ['dot', 30000, 25500], ['softmax', 60000, 500]]));
+  const diffPage = path.join(workDir, 'diff_view.html');
+  execFileSync(tool, ['view', diffBase, diffNew, '-o', diffPage], { stdio: 'inherit' });
+  await page.goto(url.pathToFileURL(diffPage).href);
+  await page.waitForSelector('#status[data-ready="1"]', { timeout: 30000 });
+  const diffStatus = await page.$eval('#status', (el) => ({ ...el.dataset }));
+  check(diffStatus.rows === '2' && diffStatus.slices === '6' && diffStatus.diffRows === '3',
+    'diff view: 2 rows (one per trace), 6 slices, 3 diff rows (got ' + diffStatus.rows + ', ' + diffStatus.slices + ', ' + diffStatus.diffRows + ')');
+  const verdict = await page.$eval('#diff-verdict', (el) => el.textContent);
+  check(verdict === 'NEW is 145.2 % slower: dot +31.0 ms, softmax +500 us', 'diff view verdict: ' + verdict);
+  const diffRows = await page.$$eval('#diff-table tbody tr', (trs) => trs.map((tr) => [...tr.children].map((td) => td.textContent)));
+  check(JSON.stringify(diffRows[0]) === JSON.stringify(['dot', '2', '20.0000', '2', '51.0000', '+31.0000', '+155.0 %']),
+    'diff view row 1: ' + JSON.stringify(diffRows[0]));
+  check(diffRows.length === 3 && diffRows[1][6] === 'gone' && diffRows[2][6] === 'new', 'diff view marks gone and new rows');
+  const labels = await page.$eval('#ops-title', (el) => el.textContent);
+  check(labels === 'Top operators of diff_new.json', 'the operators table is NEW\'s: ' + labels);
+  // Each run starts at time 0: BASE's first slice (at 100 µs in its file) starts at 0 too.
+  await page.click('#timeline', { position: { x: 300, y: 22 + 20 + 9 } });
+  const baseClick = await page.$eval('#details-table', (table) => table.textContent);
+  check(baseClick.includes('dot') && baseClick.includes('start0 ns after the first event'), 'BASE is drawn from time 0: ' + baseClick);
 } finally {
   await browser.close();
   fs.rmSync(userDataDir, { recursive: true, force: true });

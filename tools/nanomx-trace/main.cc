@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -12,6 +13,8 @@
 #include <vector>
 
 #include "convert.h"
+#include "critical_path.h"
+#include "diff.h"
 #include "merge.h"
 #include "summary.h"
 #include "trace_file.h"
@@ -25,10 +28,14 @@ using namespace nanomx::trace;
 constexpr const char* kUsage =
     "usage:\n"
     "  nanomx-trace summary FILE [--format table|json] [--sort-by total|avg|min|max|count]\n"
-    "                            [--ascending] [--category C]\n"
-    "  nanomx-trace merge A.json B.json ... -o OUT.json\n"
+    "                            [--ascending] [--category C | --per-step]\n"
+    "  nanomx-trace diff BASE NEW [--by name|category|step] [--threshold PCT]\n"
+    "                            [--format text|json] [--fail-above PCT]\n"
+    "  nanomx-trace critical-path FILE [--step N] [--format text|json]\n"
+    "  nanomx-trace merge A.json B.json ... -o OUT.json  (a rotated series: one process)\n"
     "  nanomx-trace convert IN -o OUT          (.json <-> .json.gz, by OUT's name)\n"
-    "  nanomx-trace view IN -o OUT.html\n"
+    "  nanomx-trace view IN -o OUT.html [--critical-path [--step N]]\n"
+    "  nanomx-trace view BASE NEW -o OUT.html  (both on one timeline, with the diff table)\n"
     "Every command reads .json and .json.gz, object or array form, and files cut short by a "
     "crash.\n"
     "Limits (every command; see docs/nanomx-trace.md):\n"
@@ -45,10 +52,16 @@ class UsageError : public std::runtime_error {
 struct Arguments {
   std::vector<std::string> positional;
   std::optional<std::string> output;
-  std::string format = "table";
+  std::string format;  // summary: table (default) or json; diff, critical-path: text or json
   std::string sort_by = "total";
   bool ascending = false;
   std::optional<std::string> category;
+  std::string by = "name";
+  double threshold_pct = 0;
+  std::optional<double> fail_above_pct;
+  std::optional<int64_t> step;
+  bool critical_path = false;
+  bool per_step = false;
   ReadLimits limits;
 };
 
@@ -59,6 +72,17 @@ uint64_t parse_count(const std::string& flag, const std::string& text, uint64_t 
   uint64_t value = digits ? std::stoull(text) : 0;
   if (!digits || value > max) {
     throw UsageError(flag + " needs a whole number from 0 to " + std::to_string(max) + ", not \"" +
+                     text + "\"");
+  }
+  return value;
+}
+
+// A percentage: a finite, non-negative decimal number ("5", "2.5").
+double parse_pct(const std::string& flag, const std::string& text) {
+  char* end = nullptr;
+  double value = text.empty() ? -1 : std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size() || !(value >= 0) || value > 1e9) {
+    throw UsageError(flag + " needs a percentage, a number from 0 up (such as 5 or 2.5), not \"" +
                      text + "\"");
   }
   return value;
@@ -79,8 +103,28 @@ Arguments parse_arguments(int argc, char** argv, const std::string& command) {
       if (args.format != "table" && args.format != "json") {
         throw UsageError("--format must be table or json, not \"" + args.format + "\"");
       }
+    } else if ((command == "diff" || command == "critical-path") && arg == "--format") {
+      args.format = value_of(i, arg);
+      if (args.format != "text" && args.format != "json") {
+        throw UsageError("--format must be text or json, not \"" + args.format + "\"");
+      }
+    } else if (command == "diff" && arg == "--by") {
+      args.by = value_of(i, arg);
+      if (args.by != "name" && args.by != "category" && args.by != "step") {
+        throw UsageError("--by must be name, category or step, not \"" + args.by + "\"");
+      }
+    } else if (command == "diff" && arg == "--threshold") {
+      args.threshold_pct = parse_pct(arg, value_of(i, arg));
+    } else if (command == "diff" && arg == "--fail-above") {
+      args.fail_above_pct = parse_pct(arg, value_of(i, arg));
+    } else if ((command == "critical-path" || command == "view") && arg == "--step") {
+      args.step = static_cast<int64_t>(parse_count(arg, value_of(i, arg), uint64_t{1} << 53));
+    } else if (command == "view" && arg == "--critical-path") {
+      args.critical_path = true;
     } else if (command == "summary" && arg == "--sort-by") {
       args.sort_by = value_of(i, arg);
+    } else if (command == "summary" && arg == "--per-step") {
+      args.per_step = true;
     } else if (command == "summary" && arg == "--ascending") {
       args.ascending = true;
     } else if (command == "summary" && arg == "--category") {
@@ -130,9 +174,54 @@ void report_reading_notes(const StreamInfo& trace, const TraceModel& model) {
   }
 }
 
+// `summary --per-step`: the table of each ProfilerStep#N span in turn.
+int run_summary_per_step(const Arguments& args, SortKey sort_by) {
+  if (args.category) throw UsageError("--per-step does not take --category");
+  StreamInfo info;
+  TraceModel model = stream_model(args.positional[0], ModelOptions{}, &info);
+  report_reading_notes(info, model);
+  size_t outside = 0;
+  std::vector<StepTable> steps = aggregate_per_step(model, &outside);
+  if (steps.empty()) {
+    throw TraceError(info.path +
+                     ": --per-step needs steps, and this trace has none (no ProfilerStep#N events "
+                     "of category ProfilerStep: record with mx.profiler.step() once per step)");
+  }
+  bool json = args.format == "json";
+  std::string out = json ? "[" : "";
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const StepTable& step = steps[i];
+    auto rows = display_rows(step.table, sort_by, args.ascending);
+    char head[160];
+    if (json) {
+      std::snprintf(head, sizeof head,
+                    "%s\n{\"step\":\"%s\",\"start_ms\":%.6f,\"dur_ms\":%.6f,\"stats\":",
+                    i ? "," : "", step.name.c_str(), static_cast<double>(step.start_ns) / 1e6,
+                    static_cast<double>(step.dur_ns) / 1e6);
+      out += head;
+      out += format_json(rows);
+      out += "}";
+    } else {
+      std::snprintf(head, sizeof head, "%s%s: %.6f ms, from %.6f ms\n", i ? "\n" : "",
+                    step.name.c_str(), static_cast<double>(step.dur_ns) / 1e6,
+                    static_cast<double>(step.start_ns) / 1e6);
+      out += head;
+      out += format_table(rows);
+    }
+  }
+  if (json) out += "\n]\n";
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  if (outside) {
+    std::fprintf(stderr, "nanomx-trace: %s: %zu slices start outside every step (not shown)\n",
+                 info.path.c_str(), outside);
+  }
+  return 0;
+}
+
 int run_summary(const Arguments& args) {
   if (args.positional.size() != 1) throw UsageError("summary takes exactly one FILE");
   SortKey sort_by = parse_sort_key(args.sort_by);
+  if (args.per_step) return run_summary_per_step(args, sort_by);
   StreamInfo info;
   ModelOptions options;
   options.keep_slices = false;  // the table needs only per-name statistics
@@ -152,7 +241,8 @@ int run_summary(const Arguments& args) {
     table.swap(only);
   }
   auto rows = display_rows(table, sort_by, args.ascending);
-  std::string text = args.format == "json" ? format_json(rows) : format_table(rows);
+  std::string text =
+      args.format == "json" ? format_json(rows) : format_table(rows);  // default table
   std::fwrite(text.data(), 1, text.size(), stdout);
   return 0;
 }
@@ -175,7 +265,50 @@ int run_merge(const Arguments& args) {
                 file.anchor == ClockAnchor::kNone ? "no clock anchor in the file: not aligned"
                                                   : anchor_name(file.anchor).c_str(),
                 static_cast<unsigned long long>(file.pid_base));
+    if (!file.series.empty()) {
+      std::printf(
+          "    part %lld of the rotated series %s%s; %zu repeated metadata events dropped\n",
+          static_cast<long long>(file.rotation_index), file.series.c_str(),
+          file.series_starts_late
+              ? " (the first part given: earlier parts are missing, deleted by max_files?)"
+              : "",
+          file.dropped_metadata);
+    }
   }
+  return 0;
+}
+
+int run_diff(const Arguments& args) {
+  if (args.positional.size() != 2) throw UsageError("diff takes exactly two files: BASE NEW");
+  DiffOptions options;
+  options.by = args.by == "category" ? DiffBy::kCategory
+               : args.by == "step"   ? DiffBy::kStep
+                                     : DiffBy::kName;
+  options.threshold_pct = args.threshold_pct;
+  DiffResult result = diff_traces(args.positional[0], args.positional[1], options);
+  std::string text = args.format == "json" ? format_diff_json(result) : format_diff_text(result);
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  if (args.fail_above_pct && result.change_pct() > *args.fail_above_pct) {
+    if (std::isinf(result.change_pct())) {
+      std::fprintf(stderr,
+                   "nanomx-trace: BASE has no timed events and NEW has: above --fail-above %g %%\n",
+                   *args.fail_above_pct);
+    } else {
+      std::fprintf(stderr,
+                   "nanomx-trace: NEW is %.1f %% slower than BASE, above --fail-above %g %%\n",
+                   result.change_pct(), *args.fail_above_pct);
+    }
+    return 1;
+  }
+  return 0;
+}
+
+int run_critical_path(const Arguments& args) {
+  if (args.positional.size() != 1) throw UsageError("critical-path takes exactly one FILE");
+  CriticalPath path = critical_path_of_file(args.positional[0], args.step);
+  std::string text =
+      args.format == "json" ? format_critical_path_json(path) : format_critical_path_text(path);
+  std::fwrite(text.data(), 1, text.size(), stdout);
   return 0;
 }
 
@@ -190,9 +323,20 @@ int run_convert(const Arguments& args) {
 }
 
 int run_view(const Arguments& args) {
-  if (args.positional.size() != 1 || !args.output) throw UsageError("view takes IN -o OUT.html");
+  if (args.positional.empty() || args.positional.size() > 2 || !args.output) {
+    throw UsageError("view takes IN -o OUT.html, or BASE NEW -o OUT.html");
+  }
+  if (args.step && !args.critical_path) throw UsageError("--step needs --critical-path in view");
+  if (args.positional.size() == 2 && args.critical_path) {
+    throw UsageError("--critical-path takes one trace: view IN --critical-path -o OUT.html");
+  }
   auto start = std::chrono::steady_clock::now();
-  ViewResult result = write_view(args.positional[0], *args.output);
+  ViewOptions options;
+  options.critical_path = args.critical_path;
+  options.step = args.step;
+  ViewResult result = args.positional.size() == 2
+                          ? write_diff_view(args.positional[0], args.positional[1], *args.output)
+                          : write_view(args.positional[0], *args.output, options);
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::fprintf(stderr,
                "wrote %s: %zu events, %zu rows, %zu slices; %zu bytes (input %zu) in %.2f s\n",
@@ -213,11 +357,13 @@ int main(int argc, char** argv) {
     Arguments args = parse_arguments(argc, argv, command);
     set_read_limits(args.limits);
     if (command == "summary") return run_summary(args);
+    if (command == "diff") return run_diff(args);
+    if (command == "critical-path") return run_critical_path(args);
     if (command == "merge") return run_merge(args);
     if (command == "convert") return run_convert(args);
     if (command == "view") return run_view(args);
     throw UsageError("unknown command \"" + command +
-                     "\"; expected summary, merge, convert or view");
+                     "\"; expected summary, diff, critical-path, merge, convert or view");
   } catch (const UsageError& error) {
     std::fprintf(stderr, "nanomx-trace: %s\n%s", error.what(), kUsage);
     return 2;

@@ -48,6 +48,41 @@ std::optional<int64_t> read_int(object parent, const char* key) {
   }
 }
 
+// otherData "rotation" of a part of a rotated series (docs/trace-format.md).
+struct Rotation {
+  bool present = false;
+  std::string series;
+  int64_t index = 0;
+  std::optional<std::string> previous;  // file name of part index - 1; none for part 0
+};
+
+Rotation read_rotation(const LoadedTrace& trace) {
+  Rotation rotation;
+  if (!trace.object_form) return rotation;
+  element other, value;
+  object root = trace.root;
+  if (root["otherData"].get(other) || !other.is_object()) return rotation;
+  if (other.get_object().value_unsafe()["rotation"].get(value)) return rotation;
+  auto bad = [&](const std::string& what) {
+    return TraceError(trace.path + ": otherData \"rotation\" " + what +
+                      "; expected {\"series\": \"<stem>.json\", \"index\": k, \"previous\": "
+                      "\"<file name of part k-1>\" or null}");
+  };
+  if (!value.is_object()) throw bad("is not an object");
+  object fields = value.get_object().value_unsafe();
+  element series, index, previous;
+  if (fields["series"].get(series) || !series.is_string()) throw bad("has no \"series\" string");
+  auto index_value = read_int(fields, "index");
+  if (!index_value || *index_value < 0) throw bad("has no \"index\" of 0 or more");
+  rotation.present = true;
+  rotation.series = std::string(series.get_string().value_unsafe());
+  rotation.index = *index_value;
+  if (!fields["previous"].get(previous) && previous.is_string()) {
+    rotation.previous = std::string(previous.get_string().value_unsafe());
+  }
+  return rotation;
+}
+
 Anchor read_anchor(const LoadedTrace& trace) {
   Anchor anchor;
   if (!trace.object_form) return anchor;
@@ -70,6 +105,12 @@ std::string label_for(const std::string& path) {
   if (name.rfind("rank", 0) == 0) {
     size_t digits_end = name.find_first_not_of("0123456789", 4);
     if (digits_end != std::string::npos && digits_end > 4 && name[digits_end] == '_') {
+      // A distributed job writes a worker's and a server's file for each rank (the kvstore's
+      // profile_process='server'): a name that says which gets the role as its label.
+      const std::string digits = name.substr(4, digits_end - 4);
+      const std::string rest = name.substr(digits_end + 1);
+      if (rest.find("server") != std::string::npos) return "server" + digits;
+      if (rest.find("worker") != std::string::npos) return "worker" + digits;
       return name.substr(0, digits_end);
     }
   }
@@ -125,21 +166,40 @@ class Writer {
 };
 
 // Rewrites one file's events into the merged output.
+// Rewrites one process's files (one file, or the parts of a rotated series) into the output.
 class FileRewriter {
  public:
-  FileRewriter(size_t file_index, const MergedFile& file, Writer& writer, bool* first_event)
-      : index_(file_index), file_(file), writer_(writer), first_event_(first_event) {}
+  FileRewriter(size_t group_index, const MergedFile& first, Writer& writer, bool* first_event)
+      : index_(group_index), file_(first), writer_(writer), first_event_(first_event) {}
 
-  void rewrite(const LoadedTrace& trace) {
+  // One file of the group, with its own clock shift. Returns the events written. In a rotated
+  // series every part repeats the metadata of the pids and tids it uses: a metadata event equal
+  // to one already written is dropped (counted in `dropped`).
+  size_t rewrite(const LoadedTrace& trace, int64_t shift_ns, size_t* dropped) {
+    shift_ns_ = shift_ns;
+    size_t written = 0;
+    size_t index = 0;
     for (element value : trace.events) {
       if (!value.is_object()) {
-        throw TraceError(trace.path + ": event " + std::to_string(events_) +
-                         " is not a JSON object");
+        throw TraceError(trace.path + ": event " + std::to_string(index) + " is not a JSON object");
       }
-      write_event(value.get_object().value_unsafe());
-      ++events_;
+      ++index;
+      object event = value.get_object().value_unsafe();
+      element ph;
+      if (!event["ph"].get(ph) && ph.is_string() && ph.get_string().value_unsafe() == "M" &&
+          !seen_metadata_.insert(simdjson::minify(value)).second) {
+        ++*dropped;
+        continue;
+      }
+      write_event(event);
+      ++written;
       writer_.maybe_flush();
     }
+    events_ += written;
+    return written;
+  }
+
+  void finish() {
     // Processes the file never named still get a name that says which file they came from.
     for (const auto& [pid, text] : pid_text_) {
       if (named_pids_.count(pid)) continue;
@@ -236,7 +296,7 @@ class FileRewriter {
       element value = field.value;
       int64_t ts_ns;
       if (key == "ts" && ph != "M" && read_time_ns(value, &ts_ns)) {
-        append_ns_as_us(&out, ts_ns + file_.shift_ns);
+        append_ns_as_us(&out, ts_ns + shift_ns_);
       } else if (key == "pid") {
         pid = map_pid(value);
         has_pid = true;
@@ -266,6 +326,8 @@ class FileRewriter {
   Writer& writer_;
   bool* first_event_;
   size_t events_ = 0;
+  int64_t shift_ns_ = 0;
+  std::set<std::string> seen_metadata_;
   std::map<std::string, uint64_t> large_pids_;
   std::map<uint64_t, std::string> pid_text_;
   std::set<uint64_t> named_pids_;
@@ -318,32 +380,86 @@ MergeResult merge_traces(const std::vector<std::string>& inputs, const std::stri
   }
   if (!reference) result.anchor = ClockAnchor::kNone;
 
+  // Groups: each rotated series (by folder and series name) is one group, in index order; every
+  // other file is a group of its own. Groups keep the order of their first file on the command
+  // line.
+  std::vector<Rotation> rotations;
+  for (const auto& trace : traces) rotations.push_back(read_rotation(*trace));
+  std::vector<std::vector<size_t>> groups;
+  std::map<std::pair<std::string, std::string>, size_t> series_group;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    MergedFile file;
-    file.path = inputs[i];
-    file.label = label_for(inputs[i]);
-    auto zero = zero_of(anchors[i]);
-    file.anchor = zero ? result.anchor : ClockAnchor::kNone;
-    file.shift_ns = zero ? *zero - *reference : 0;
-    file.pid_base = i * kPidStride;
-    result.files.push_back(file);
+    if (!rotations[i].present) {
+      groups.push_back({i});
+      continue;
+    }
+    std::string folder = std::filesystem::path(inputs[i]).parent_path().string();
+    auto [found, inserted] = series_group.try_emplace({folder, rotations[i].series}, groups.size());
+    if (inserted) groups.emplace_back();
+    groups[found->second].push_back(i);
   }
-  // Two files with the same label (a.json in two folders) get their index appended.
-  std::map<std::string, int> label_uses;
-  for (const auto& file : result.files) ++label_uses[file.label];
-  for (size_t i = 0; i < result.files.size(); ++i) {
-    if (label_uses[result.files[i].label] > 1) result.files[i].label += "#" + std::to_string(i);
+  for (auto& group : groups) {
+    std::stable_sort(group.begin(), group.end(),
+                     [&](size_t a, size_t b) { return rotations[a].index < rotations[b].index; });
+    // Consecutive parts only: a missing middle part would silently lose its events.
+    for (size_t k = 1; k < group.size(); ++k) {
+      const Rotation& before = rotations[group[k - 1]];
+      const Rotation& part = rotations[group[k]];
+      if (part.index == before.index) {
+        throw TraceError(inputs[group[k]] + ": part " + std::to_string(part.index) +
+                         " of the rotated series " + part.series + " is also given as " +
+                         inputs[group[k - 1]]);
+      }
+      if (part.index != before.index + 1) {
+        std::string missing =
+            part.previous ? *part.previous : "part " + std::to_string(part.index - 1);
+        throw TraceError(inputs[group[k]] + ": part " + std::to_string(part.index) +
+                         " of the rotated series " + part.series + " follows " + missing +
+                         ", which is not among the inputs (given: part " +
+                         std::to_string(before.index) + ", " + inputs[group[k - 1]] +
+                         "); add it, or merge the parts before and after the gap apart");
+      }
+    }
+  }
+
+  for (size_t g = 0; g < groups.size(); ++g) {
+    for (size_t i : groups[g]) {
+      MergedFile file;
+      file.path = inputs[i];
+      file.label = label_for(rotations[i].present ? rotations[i].series : inputs[i]);
+      auto zero = zero_of(anchors[i]);
+      file.anchor = zero ? result.anchor : ClockAnchor::kNone;
+      file.shift_ns = zero ? *zero - *reference : 0;
+      file.pid_base = g * kPidStride;
+      if (rotations[i].present) {
+        file.series = rotations[i].series;
+        file.rotation_index = rotations[i].index;
+        file.series_starts_late = i == groups[g].front() && rotations[i].index > 0;
+      }
+      result.files.push_back(file);
+    }
+  }
+  // Two groups with the same label (a.json in two folders) get their group index appended.
+  std::map<std::string, std::set<uint64_t>> label_groups;
+  for (const auto& file : result.files) label_groups[file.label].insert(file.pid_base);
+  for (auto& file : result.files) {
+    if (label_groups[file.label].size() > 1) {
+      file.label += "#" + std::to_string(file.pid_base / kPidStride);
+    }
   }
 
   Writer writer(output);
   writer.buffer() = "{\"traceEvents\":[\n";
   bool first_event = true;
-  for (size_t i = 0; i < traces.size(); ++i) {
-    FileRewriter rewriter(i, result.files[i], writer, &first_event);
-    rewriter.rewrite(*traces[i]);
-    result.files[i].events = rewriter.events();
-    result.events += rewriter.events();
-    traces[i].reset();  // free each input as soon as it is written
+  size_t position = 0;  // in result.files, which lists the files group by group
+  for (size_t g = 0; g < groups.size(); ++g) {
+    FileRewriter rewriter(g, result.files[position], writer, &first_event);
+    for (size_t i : groups[g]) {
+      MergedFile& file = result.files[position++];
+      file.events = rewriter.rewrite(*traces[i], file.shift_ns, &file.dropped_metadata);
+      result.events += file.events;
+      traces[i].reset();  // free each input as soon as it is written
+    }
+    rewriter.finish();
   }
   std::string& out = writer.buffer();
   out += "\n],\"displayTimeUnit\":\"ms\",\"otherData\":{\"producer\":\"nanomx-trace merge\",";
@@ -365,7 +481,13 @@ MergeResult merge_traces(const std::vector<std::string>& inputs, const std::stri
            ",\"anchor\":" + json_string(anchor_name(file.anchor)) +
            ",\"shift_ns\":" + std::to_string(file.shift_ns) +
            ",\"pid_base\":" + std::to_string(file.pid_base) +
-           ",\"events\":" + std::to_string(file.events) + "}";
+           ",\"events\":" + std::to_string(file.events);
+    if (!file.series.empty()) {
+      out += ",\"series\":" + json_string(file.series) +
+             ",\"index\":" + std::to_string(file.rotation_index) +
+             ",\"dropped_metadata\":" + std::to_string(file.dropped_metadata);
+    }
+    out += "}";
   }
   out += "]}}\n";
   writer.commit();

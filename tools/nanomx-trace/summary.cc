@@ -112,6 +112,66 @@ StatTable aggregate(const TraceModel& model) {
   return table;
 }
 
+std::vector<StepTable> aggregate_per_step(const TraceModel& model, size_t* slices_outside) {
+  const auto& strings = model.strings;
+  auto is_step = [&](const Slice& slice) {
+    return slice.kind == SliceKind::kSync && strings[slice.cat] == "ProfilerStep" &&
+           strings[slice.name].rfind("ProfilerStep#", 0) == 0;
+  };
+  std::vector<StepTable> steps;
+  for (const Slice& slice : model.slices) {
+    if (!is_step(slice)) continue;
+    StepTable step;
+    step.name = strings[slice.name];
+    step.start_ns = slice.start_ns;
+    step.dur_ns = slice.dur_ns;
+    steps.push_back(std::move(step));
+  }
+  std::stable_sort(steps.begin(), steps.end(),
+                   [](const StepTable& a, const StepTable& b) { return a.start_ns < b.start_ns; });
+  // The step holding `ts`: the earliest-starting span that contains it, or null.
+  auto step_at = [&](int64_t ts) -> StepTable* {
+    auto after =
+        std::upper_bound(steps.begin(), steps.end(), ts,
+                         [](int64_t t, const StepTable& step) { return t < step.start_ns; });
+    for (auto it = steps.begin(); it != after; ++it) {
+      if (ts < it->start_ns + it->dur_ns || (it->dur_ns == 0 && ts == it->start_ns)) return &*it;
+    }
+    return nullptr;
+  };
+  std::set<std::pair<uint32_t, uint32_t>> sync_names;  // shadow tasks, as in aggregate()
+  for (const DurationStat& stat : model.duration_stats) {
+    if (stat.kind == SliceKind::kSync) sync_names.emplace(stat.cat, stat.name);
+  }
+  *slices_outside = 0;
+  for (const Slice& slice : model.slices) {
+    if (is_step(slice)) continue;
+    if (slice.kind == SliceKind::kAsync && sync_names.count({slice.cat, slice.name})) continue;
+    StepTable* step = step_at(slice.start_ns);
+    if (!step) {
+      ++*slices_outside;
+      continue;
+    }
+    DurationStat one;
+    one.count = 1;
+    one.total_ns = one.min_ns = one.max_ns = slice.dur_ns;
+    add_durations(entry_for(step->table, strings[slice.cat], strings[slice.name]), one);
+  }
+  for (const CounterSeries& series : model.counters) {
+    for (const CounterSample& sample : series.samples) {
+      StepTable* step = step_at(sample.ts_ns);
+      if (!step) continue;
+      add_counter(entry_for(step->table, strings[series.cat], strings[series.name]), sample.ts_ns,
+                  sample.value);
+    }
+  }
+  for (const Instant& instant : model.instants) {
+    StepTable* step = step_at(instant.ts_ns);
+    if (step) step->table[category_name(strings[instant.cat])].try_emplace(strings[instant.name]);
+  }
+  return steps;
+}
+
 std::vector<DisplayCategory> display_rows(const StatTable& table, SortKey sort_by, bool ascending) {
   std::vector<DisplayCategory> categories;
   for (const auto& [category, names] : table) {

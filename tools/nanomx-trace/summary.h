@@ -28,6 +28,17 @@ using StatTable = std::map<std::string, std::map<std::string, StatEntry>>;
 
 StatTable aggregate(const TraceModel& model);
 
+// `summary --per-step`: one table per ProfilerStep#N span (docs/trace-format.md), of the slices
+// that start inside the span (any thread), the counter samples and the markers in it. `model`
+// needs its slices (ModelOptions::keep_slices). Steps in time order; a slice inside two spans
+// (overlapping steps of merged processes) counts in the earlier.
+struct StepTable {
+  std::string name;  // "ProfilerStep#N"
+  int64_t start_ns = 0, dur_ns = 0;
+  StatTable table;
+};
+std::vector<StepTable> aggregate_per_step(const TraceModel& model, size_t* slices_outside);
+
 enum class SortKey { kTotal, kAvg, kMin, kMax, kCount };
 enum class SummaryFormat { kTable, kJson };
 

@@ -492,17 +492,18 @@ class ModelBuilder {
       case '(':
       case ')':
         require_ts(event, index);
-        handle_async(event);
+        if (!options_.sync_slices_only) handle_async(event);
         return;
       case 'C':
         require_ts(event, index);
-        handle_counter(event);
+        if (!options_.sync_slices_only) handle_counter(event);
         return;
       case 'i':
       case 'I':
       case 'n':
       case 'R': {
         require_ts(event, index);
+        if (options_.sync_slices_only) return;
         uint32_t track = track_of(event);
         model_.tracks[track].used = true;
         Instant instant;
@@ -657,19 +658,28 @@ class ModelBuilder {
       IdValue id = read_id(event.id);
       id_key = mix(id.bits, static_cast<uint64_t>(id.kind));
     }
-    std::pair<uint64_t, uint64_t> key{intern(event.cat), id_key};
+    uint32_t cat = intern(event.cat);
+    std::pair<uint64_t, uint64_t> key{cat, id_key};
+    // Only open flows stay in the index: an 'f' ends its flow (a later point with the same
+    // category and id starts another), which keeps the index small and warm on traces with
+    // hundreds of thousands of flows.
     auto found = flow_index_.find(key);
     uint32_t flow;
-    if (found == flow_index_.end() || event.ph == 's') {
+    if (found == flow_index_.end()) {
       flow = model_.flow_count++;
-      flow_index_[key] = flow;
+      if (event.ph != 'f') flow_index_.emplace(key, flow);
+    } else if (event.ph == 's') {
+      flow = model_.flow_count++;
+      found->second = flow;
     } else {
       flow = found->second;
+      if (event.ph == 'f') flow_index_.erase(found);
     }
     FlowPoint point;
     point.ts_ns = event.ts;
     point.track = track;
     point.flow = flow;
+    point.cat = cat;
     point.phase = event.ph;
     point.bind_enclosing = event.bind_enclosing;
     model_.flow_points.push_back(point);

@@ -8,7 +8,11 @@
 #include <cstring>
 #include <filesystem>
 #include <numeric>
+#include <optional>
+#include <unordered_map>
 
+#include "critical_path.h"
+#include "diff.h"
 #include "json_out.h"
 #include "summary.h"
 #include "trace_file.h"
@@ -109,23 +113,151 @@ struct Row {
   uint32_t index = 0;  // track or counter series
 };
 
-}  // namespace
-
-ViewResult write_view(const std::string& input, const std::string& output, int level) {
+TraceModel view_model(const std::string& input, ViewResult* result, StreamInfo* info) {
   ModelOptions options;
   options.keep_args = true;
   options.assign_lanes = true;
   options.keep_flows = true;
-  StreamInfo info;
-  TraceModel model = stream_model(input, options, &info);
-  ViewResult result;
-  result.events = model.total_events;
-  result.input_bytes = info.file_bytes;
-  result.truncated_bytes = info.truncated ? info.ignored_bytes : 0;
-  result.unclosed_begins = model.unclosed_begins;
-  result.unmatched_ends = model.unmatched_ends;
+  TraceModel model = stream_model(input, options, info);
+  result->events += model.total_events;
+  result->input_bytes += info->file_bytes;
+  result->truncated_bytes += info->truncated ? info->ignored_bytes : 0;
+  result->unclosed_begins += model.unclosed_begins;
+  result->unmatched_ends += model.unmatched_ends;
+  return model;
+}
 
-  auto table = display_rows(aggregate(model), SortKey::kTotal, false);
+// Appends `from` to `into` as further processes (named "<name> [label]"), its times shifted by
+// `shift_ns`. Lanes stay valid: they are per track, and tracks are not shared.
+void append_model(TraceModel& into, TraceModel& from, const std::string& label, int64_t shift_ns) {
+  std::unordered_map<std::string, uint32_t> string_ids;
+  for (uint32_t i = 0; i < into.strings.size(); ++i) string_ids.emplace(into.strings[i], i);
+  std::vector<uint32_t> string_map(from.strings.size());
+  for (uint32_t i = 0; i < from.strings.size(); ++i) {
+    auto [found, inserted] =
+        string_ids.try_emplace(from.strings[i], static_cast<uint32_t>(into.strings.size()));
+    if (inserted) into.strings.push_back(from.strings[i]);
+    string_map[i] = found->second;
+  }
+  uint32_t args_base = static_cast<uint32_t>(into.args_json.size()) - 1;  // [0] is shared: none
+  for (size_t i = 1; i < from.args_json.size(); ++i) into.args_json.push_back(from.args_json[i]);
+  auto args_id = [&](uint32_t id) { return id == 0 ? 0 : id + args_base; };
+  uint32_t process_base = static_cast<uint32_t>(into.processes.size());
+  uint32_t track_base = static_cast<uint32_t>(into.tracks.size());
+  for (Process& process : from.processes) {
+    process.name += " [" + label + "]";
+    into.processes.push_back(std::move(process));
+  }
+  for (Track& track : from.tracks) {
+    track.process += process_base;
+    into.tracks.push_back(std::move(track));
+  }
+  for (Slice slice : from.slices) {
+    slice.start_ns += shift_ns;
+    slice.name = string_map[slice.name];
+    slice.cat = string_map[slice.cat];
+    slice.args = args_id(slice.args);
+    slice.track += track_base;
+    into.slices.push_back(slice);
+  }
+  for (Instant instant : from.instants) {
+    instant.ts_ns += shift_ns;
+    instant.name = string_map[instant.name];
+    instant.cat = string_map[instant.cat];
+    instant.args = args_id(instant.args);
+    instant.track += track_base;
+    into.instants.push_back(instant);
+  }
+  for (CounterSeries& series : from.counters) {
+    series.process += process_base;
+    series.name = string_map[series.name];
+    series.cat = string_map[series.cat];
+    for (CounterSample& sample : series.samples) sample.ts_ns += shift_ns;
+    into.counters.push_back(std::move(series));
+  }
+  for (FlowPoint point : from.flow_points) {
+    point.ts_ns += shift_ns;
+    point.track += track_base;
+    point.flow += into.flow_count;
+    point.cat = string_map[point.cat];
+    into.flow_points.push_back(point);
+  }
+  into.flow_count += from.flow_count;
+  for (DurationStat stat : from.duration_stats) {
+    stat.name = string_map[stat.name];
+    stat.cat = string_map[stat.cat];
+    into.duration_stats.push_back(stat);
+  }
+  into.total_events += from.total_events;
+  into.metadata_events += from.metadata_events;
+  into.unclosed_begins += from.unclosed_begins;
+  into.unmatched_ends += from.unmatched_ends;
+  into.min_ts_ns = std::min(into.min_ts_ns, from.min_ts_ns + shift_ns);
+  into.max_ts_ns = std::max(into.max_ts_ns, from.max_ts_ns + shift_ns);
+}
+
+// Shifts every time of `model` by `shift_ns`.
+void shift_model(TraceModel& model, int64_t shift_ns) {
+  for (Slice& slice : model.slices) slice.start_ns += shift_ns;
+  for (Instant& instant : model.instants) instant.ts_ns += shift_ns;
+  for (CounterSeries& series : model.counters) {
+    for (CounterSample& sample : series.samples) sample.ts_ns += shift_ns;
+  }
+  for (FlowPoint& point : model.flow_points) point.ts_ns += shift_ns;
+  model.min_ts_ns += shift_ns;
+  model.max_ts_ns += shift_ns;
+}
+
+// What the page shows beyond the trace.
+struct PageExtras {
+  bool critical_path = false;
+  std::optional<int64_t> step;
+  std::string diff_json;       // the "diff" member's value, or empty
+  std::string summary_source;  // the file whose aggregate table the page shows; empty: all
+  std::optional<std::vector<DisplayCategory>> table;  // instead of the model's own
+};
+
+std::string critical_path_json(const CriticalPath& path, const std::vector<uint32_t>& row_of_track,
+                               int64_t origin) {
+  std::string out = "{\"step\":";
+  out += path.step ? std::to_string(*path.step) : "null";
+  append_all(&out, ",\"lengthNs\":", std::to_string(path.length_ns()), ",\"edges\":");
+  append_json_string(&out, path.edges == PathEdges::kDependencyFlows ? "dependency flows"
+                           : path.edges == PathEdges::kPushFlows     ? "push flows only"
+                                                                     : "thread order only");
+  out += ",\"kinds\":[";
+  for (size_t i = 0; i < path.by_kind.size(); ++i) {
+    if (i) out += ',';
+    out += "[";
+    append_json_string(&out, path.by_kind[i].key);
+    append_all(&out, ",", std::to_string(path.by_kind[i].ns), "]");
+  }
+  out += "],\"shorten\":[";
+  for (size_t i = 0; i < path.levers.size(); ++i) {
+    if (i) out += ',';
+    out += "[";
+    append_json_string(&out, path.levers[i].what);
+    append_all(&out, ",", std::to_string(path.levers[i].ns), "]");
+  }
+  // Segments in time order: [kind (PathKind), start, end (ns from the page's origin), row, slice
+  // index or -1].
+  out += "],\"segments\":[";
+  for (size_t i = 0; i < path.segments.size(); ++i) {
+    const PathSegment& segment = path.segments[i];
+    if (i) out += ',';
+    append_all(
+        &out, "[", std::to_string(static_cast<int>(segment.kind)), ",",
+        std::to_string(segment.start_ns - origin), ",", std::to_string(segment.end_ns - origin),
+        ",", std::to_string(row_of_track[segment.track]), ",", std::to_string(segment.slice), "]");
+  }
+  out += "]}";
+  return out;
+}
+
+ViewResult write_page(TraceModel& model, const std::string& input, const PageExtras& extras,
+                      ViewResult result, const std::string& output, int level) {
+  auto table =
+      extras.table ? *extras.table : display_rows(aggregate(model), SortKey::kTotal, false);
 
   // Rows: device processes first, then by sort index and pid; in a process its threads (by sort
   // index, then tid) and then its counters (by name).
@@ -180,6 +312,12 @@ ViewResult write_view(const std::string& input, const std::string& output, int l
   });
   result.slices = slices.size();
   int64_t origin = model.min_ts_ns;
+  // After the sort, so that the path's slice indices are the page's.
+  std::string path_json;
+  if (extras.critical_path) {
+    path_json =
+        critical_path_json(find_critical_path(model, input, extras.step), row_of_track, origin);
+  }
   std::vector<double> slice_start(slices.size()), slice_dur(slices.size());
   std::vector<uint32_t> slice_name(slices.size()), slice_cat(slices.size()),
       slice_args(slices.size());
@@ -330,7 +468,14 @@ ViewResult write_view(const std::string& input, const std::string& output, int l
     }
     meta += "]}";
   }
-  append_all(&meta, "],\"sections\":{", sections.index(), "}}");
+  meta += "]";
+  if (!path_json.empty()) append_all(&meta, ",\"criticalPath\":", path_json);
+  if (!extras.diff_json.empty()) append_all(&meta, ",\"diff\":", extras.diff_json);
+  if (!extras.summary_source.empty()) {
+    meta += ",\"summarySource\":";
+    append_json_string(&meta, extras.summary_source);
+  }
+  append_all(&meta, ",\"sections\":{", sections.index(), "}}");
 
   // Blob: [u32 meta length][meta][pad to 8][sections]. Section offsets count from the first
   // byte after the padding. The page embeds it gzip-compressed and base64-encoded.
@@ -364,6 +509,67 @@ ViewResult write_view(const std::string& input, const std::string& output, int l
   }
   result.page_bytes = page.size();
   return result;
+}
+
+std::string diff_page_json(const DiffResult& diff) {
+  std::string out = "{\"verdict\":";
+  append_json_string(&out, diff.verdict);
+  out += ",\"by\":\"name\",\"base\":";
+  append_json_string(&out, std::filesystem::path(diff.base_path).filename().string());
+  out += ",\"new\":";
+  append_json_string(&out, std::filesystem::path(diff.next_path).filename().string());
+  // Rows: [name, BASE count, BASE total ns, NEW count, NEW total ns], by |change| descending.
+  out += ",\"rows\":[";
+  for (size_t i = 0; i < diff.rows.size(); ++i) {
+    const DiffRow& row = diff.rows[i];
+    if (i) out += ',';
+    out += "[";
+    append_json_string(&out, row.key);
+    append_all(&out, ",", std::to_string(row.base.count), ",", std::to_string(row.base.total_ns),
+               ",", std::to_string(row.next.count), ",", std::to_string(row.next.total_ns), "]");
+  }
+  out += "]}";
+  return out;
+}
+
+}  // namespace
+
+ViewResult write_view(const std::string& input, const std::string& output, int level) {
+  ViewOptions options;
+  options.level = level;
+  return write_view(input, output, options);
+}
+
+ViewResult write_view(const std::string& input, const std::string& output,
+                      const ViewOptions& options) {
+  ViewResult result;
+  StreamInfo info;
+  TraceModel model = view_model(input, &result, &info);
+  PageExtras extras;
+  extras.critical_path = options.critical_path;
+  extras.step = options.step;
+  return write_page(model, input, extras, result, output, options.level);
+}
+
+ViewResult write_diff_view(const std::string& base, const std::string& next,
+                           const std::string& output, int level) {
+  ViewResult result;
+  StreamInfo base_info, next_info;
+  TraceModel model = view_model(base, &result, &base_info);
+  TraceModel next_model = view_model(next, &result, &next_info);
+  // Both start at time 0, so that the same moment of each run lines up.
+  shift_model(model, -model.min_ts_ns);
+  for (Process& process : model.processes) process.name += " [BASE]";
+  PageExtras extras;
+  // The operators table shows NEW's numbers; the diff table compares both.
+  extras.table = display_rows(aggregate(next_model), SortKey::kTotal, false);
+  append_model(model, next_model, "NEW", -next_model.min_ts_ns);
+  extras.diff_json = diff_page_json(diff_traces(base, next, {}));
+  extras.summary_source = std::filesystem::path(next).filename().string();
+  return write_page(model,
+                    std::filesystem::path(base).filename().string() + " vs " +
+                        std::filesystem::path(next).filename().string(),
+                    extras, result, output, level);
 }
 
 }  // namespace nanomx::trace

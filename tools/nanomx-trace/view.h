@@ -1,8 +1,11 @@
 // `nanomx-trace view`: one self-contained HTML page (no network, nothing loaded from outside)
-// with a canvas timeline of the trace and its aggregate table.
+// with a canvas timeline of the trace and its aggregate table; optionally the critical path, or
+// two traces with their diff.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <string>
 
 namespace nanomx::trace {
@@ -21,6 +24,22 @@ struct ViewResult {
 // Compression level of the embedded data (zlib 1..9). Level 6 makes the page only ~8% smaller
 // than level 1 for twice the time of `view` on a 1 M-event trace.
 ViewResult write_view(const std::string& input, const std::string& output, int level = 1);
+
+struct ViewOptions {
+  int level = 1;
+  // Highlight the critical path (critical_path.h) of the trace or of one step; a trace without
+  // an operation, or without that step, is an error.
+  bool critical_path = false;
+  std::optional<int64_t> step;
+};
+ViewResult write_view(const std::string& input, const std::string& output,
+                      const ViewOptions& options);
+
+// Two traces in one page: BASE's processes ("... [BASE]") and NEW's ("... [NEW]") on one
+// timeline, each run starting at time 0, with the diff table (`nanomx-trace diff`, by name) and
+// NEW's operators table.
+ViewResult write_diff_view(const std::string& base, const std::string& next,
+                           const std::string& output, int level = 1);
 
 // The page's HTML around the data, built into the binary from viewer/ at build time.
 extern const char* const kViewerHead;

@@ -9,7 +9,8 @@ from .. import ndarray as nd
 from .. import optimizer as opt
 from ..initializer import InitDesc, Uniform
 from ..io import DataDesc
-from ..model import load_checkpoint
+from ..model import (_create_kvstore, _initialize_kvstore, _update_params,
+                     _update_params_on_kvstore, load_checkpoint)
 from .base_module import BaseModule, _check_input_names, _parse_data_desc
 from .executor_group import ExecutorGroup
 
@@ -251,13 +252,12 @@ class Module(BaseModule):
             return
         if self._params_dirty:
             self._sync_params_from_devices()
-        if kvstore is not None and not isinstance(kvstore, str):
-            raise ValueError("Module.init_optimizer: nanomx's Module updates locally; pass "
-                             "kvstore as a name ('local', 'device') or None, got %r" % (kvstore,))
-        if isinstance(kvstore, str) and "dist" in kvstore:
-            raise ValueError("Module.init_optimizer: kvstore %r is not supported (one context, "
-                             "local updates only)" % kvstore)
+        kvstore, update_on_kvstore = _create_kvstore(kvstore, len(self._context),
+                                                     self._arg_params)
         batch_size = self._exec_group.batch_size
+        if kvstore and "dist" in kvstore.type and "_sync" in kvstore.type:
+            # the servers sum the gradients of every worker's batch
+            batch_size *= kvstore.num_workers
         rescale_grad = 1.0 / batch_size
         idx2name = {}
         for k in range(len(self._context)):
@@ -280,9 +280,18 @@ class Module(BaseModule):
             if not optimizer.idx2name:
                 optimizer.idx2name = idx2name.copy()
         self._optimizer = optimizer
-        self._kvstore = None
-        self._update_on_kvstore = False
-        self._updater = opt.get_updater(optimizer)
+        self._kvstore = kvstore
+        self._update_on_kvstore = update_on_kvstore
+        self._updater = None
+        if kvstore:
+            if update_on_kvstore:
+                kvstore.set_optimizer(self._optimizer)
+            # every worker starts from the store's (rank 0's) initial parameters
+            _initialize_kvstore(kvstore=kvstore, param_arrays=self._exec_group.param_arrays,
+                                arg_params=self._arg_params, param_names=self._param_names,
+                                update_on_kvstore=update_on_kvstore)
+        if not update_on_kvstore:
+            self._updater = opt.get_updater(optimizer)
         self.optimizer_initialized = True
         if self._preload_opt_states is not None:
             self.load_optimizer_states(self._preload_opt_states)
@@ -330,18 +339,14 @@ class Module(BaseModule):
         with all of them, indices in parameter order)."""
         assert self.binded and self.params_initialized and self.optimizer_initialized
         self._params_dirty = True
-        num_device = len(self._context)
-        updates = [[] for _ in range(num_device)]
-        for i, (arg_list, grad_list) in enumerate(zip(self._exec_group.param_arrays,
-                                                      self._exec_group.grad_arrays)):
-            if grad_list[0] is None:
-                continue
-            for k, (w, g) in enumerate(zip(arg_list, grad_list)):
-                updates[k].append((i * num_device + k, g, w))
-        for dev_updates in updates:
-            if dev_updates:
-                indices, grads, weights = zip(*dev_updates)
-                self._updater(list(indices), list(grads), list(weights))
+        if self._update_on_kvstore:
+            _update_params_on_kvstore(self._exec_group.param_arrays,
+                                      self._exec_group.grad_arrays, self._kvstore,
+                                      self._exec_group.param_names)
+        else:
+            _update_params(self._exec_group.param_arrays, self._exec_group.grad_arrays,
+                           updater=self._updater, num_device=len(self._context),
+                           kvstore=self._kvstore, param_names=self._exec_group.param_names)
 
     def get_outputs(self, merge_multi_context=True):
         """The executor's output arrays (the same arrays after every forward)."""
@@ -367,11 +372,17 @@ class Module(BaseModule):
 
     def save_optimizer_states(self, fname):
         assert self.optimizer_initialized
+        if self._update_on_kvstore:
+            self._kvstore.save_optimizer_states(fname)
+            return
         with open(fname, "wb") as fout:
             fout.write(self._updater.get_states())
 
     def load_optimizer_states(self, fname):
         assert self.optimizer_initialized
+        if self._update_on_kvstore:
+            self._kvstore.load_optimizer_states(fname)
+            return
         with open(fname, "rb") as fin:
             self._updater.set_states(fin.read())
 

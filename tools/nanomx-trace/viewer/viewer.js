@@ -213,6 +213,7 @@
     }
     drawInstants();
     drawFlows();
+    drawPath();
     ctx.restore();
     drawAxis();
   }
@@ -309,6 +310,12 @@
         if (right - left > MIN_LABEL_PX) {
           ctx.fillStyle = faded ? '#999' : '#111';
           fitText(strings[names[i]], left + 3, ly + LANE_HEIGHT / 2, right - left - 6);
+        }
+        if (path && showPath && path.onPath[i]) {
+          ctx.strokeStyle = PATH_COLOR;
+          ctx.lineWidth = 2;
+          ctx.strokeRect(left + 1, ly + 1, Math.max(1, right - left - 2), LANE_HEIGHT - 3);
+          ctx.lineWidth = 1;
         }
         if (selection && selection.type === 'slice' && selection.index === i) {
           ctx.strokeStyle = '#000';
@@ -612,6 +619,7 @@
       addDetail('start', formatTime(A.sliceStart[i]) + ' after the first event');
       addDetail('thread', threadLabel(hit.row));
       addDetail('kind', hit.lane < hit.row.data.syncLanes ? 'slice (depth ' + hit.lane + ')' : 'async span');
+      if (path && path.onPath[i]) addDetail('critical path', 'on the path');
       showArgs(A.sliceArgs[i]);
     } else if (hit && hit.type === 'instant') {
       const i = hit.index;
@@ -690,6 +698,134 @@
         }
       }
     }
+  }
+
+  // ---------------------------------------------------------------- critical path
+  // `view --critical-path`: the path's operations get a red outline, and the whole path (its
+  // operations and the waits between them) a red line along the top of its rows: solid over an
+  // operation, dashed over a wait, vertical where it moves to another row.
+  const PATH_COLOR = '#d40000';
+  const PATH_KINDS = ['compute', 'waiting for a dependency', 'waiting for the caller', 'idle'];
+  let path = null;  // typed arrays over the segments, and onPath over the slices
+  let showPath = true;
+
+  function buildPath() {
+    const cp = meta.criticalPath;
+    if (!cp) return;
+    const n = cp.segments.length;
+    path = { kind: new Uint8Array(n), start: new Float64Array(n), end: new Float64Array(n),
+      row: new Int32Array(n), onPath: new Uint8Array(A.sliceStart.length) };
+    let onPathCount = 0;
+    cp.segments.forEach(([kind, start, end, row, slice], i) => {
+      path.kind[i] = kind;
+      path.start[i] = start;
+      path.end[i] = end;
+      path.row[i] = row;
+      if (slice >= 0 && slice < path.onPath.length && !path.onPath[slice]) {
+        path.onPath[slice] = 1;
+        onPathCount++;
+      }
+    });
+    const toggle = document.getElementById('show-path');
+    document.getElementById('path-toggle').hidden = false;
+    toggle.addEventListener('change', () => { showPath = toggle.checked; requestDraw(); });
+    document.getElementById('path-panel').hidden = false;
+    document.getElementById('path-title').textContent = 'Critical path' +
+      (cp.step === null ? '' : ' of step ' + cp.step) + ': ' + formatTime(cp.lengthNs) + ' (' + cp.edges + ')';
+    const kinds = document.getElementById('path-kinds');
+    for (const [name, ns] of cp.kinds) {
+      const tr = document.createElement('tr');
+      for (const text of [name, formatTime(ns), (cp.lengthNs ? 100 * ns / cp.lengthNs : 0).toFixed(1) + ' %']) {
+        const td = document.createElement('td');
+        td.textContent = text;
+        tr.append(td);
+      }
+      kinds.append(tr);
+    }
+    const shorten = document.getElementById('path-shorten');
+    for (const [what, ns] of cp.shorten) {
+      const li = document.createElement('li');
+      li.textContent = what + ': ' + formatTime(ns);
+      shorten.append(li);
+    }
+    statusEl.dataset.pathSegments = String(n);
+    statusEl.dataset.pathSlices = String(onPathCount);
+  }
+
+  function drawPath() {
+    if (!path || !showPath) return;
+    const n = path.start.length;
+    ctx.strokeStyle = PATH_COLOR;
+    ctx.fillStyle = PATH_COLOR;
+    ctx.lineWidth = 2;
+    // Segments are contiguous and in time order, so their ends are sorted too.
+    let i = lowerBound(path.end, 0, n, view.t0);
+    let previousY = null;
+    while (i < n && path.start[i] <= view.t1) {
+      const row = rowByIndex.get(path.row[i]);
+      if (!row) { i++; continue; }
+      const y = yOf(row) + 2;
+      const x0 = Math.max(xOf(path.start[i]), LABEL_WIDTH), x1 = Math.min(xOf(path.end[i]), width);
+      if (previousY !== null && previousY !== y) {
+        ctx.setLineDash([]);
+        ctx.beginPath();
+        ctx.moveTo(x0, previousY);
+        ctx.lineTo(x0, y);
+        ctx.stroke();
+      }
+      previousY = y;
+      if (x1 - x0 < 1) {
+        // Narrower than a pixel: one pixel for all the segments in this column.
+        const px = Math.floor(x0);
+        ctx.fillRect(px, y - 1, 1, 3);
+        const next = lowerBound(path.start, i + 1, n, tOf(px + 1));
+        i = next > i ? next : i + 1;
+        continue;
+      }
+      ctx.setLineDash(path.kind[i] === 0 ? [] : [4, 3]);
+      ctx.beginPath();
+      ctx.moveTo(x0, y);
+      ctx.lineTo(x1, y);
+      ctx.stroke();
+      i++;
+    }
+    ctx.setLineDash([]);
+    ctx.lineWidth = 1;
+  }
+
+  // ---------------------------------------------------------------- diff table
+  // `view BASE NEW`: what `nanomx-trace diff` prints, by name, largest change first.
+  function buildDiff() {
+    const d = meta.diff;
+    if (!d) return;
+    document.getElementById('diff-panel').hidden = false;
+    document.getElementById('diff-title').textContent = 'Diff: NEW ' + d.new + ' against BASE ' + d.base;
+    document.getElementById('diff-verdict').textContent = d.verdict;
+    const head = document.querySelector('#diff-table thead');
+    const body = document.querySelector('#diff-table tbody');
+    const tr = document.createElement('tr');
+    for (const label of ['Name', 'BASE count', 'BASE total (ms)', 'NEW count', 'NEW total (ms)', 'change (ms)', 'change']) {
+      const th = document.createElement('th');
+      th.textContent = label;
+      tr.append(th);
+    }
+    head.append(tr);
+    for (const [name, baseCount, baseNs, newCount, newNs] of d.rows) {
+      const change = newNs - baseNs;
+      const cells = [name, String(baseCount), (baseNs / 1e6).toFixed(4), String(newCount), (newNs / 1e6).toFixed(4),
+        (change > 0 ? '+' : '') + (change / 1e6).toFixed(4),
+        baseCount === 0 ? 'new' : newCount === 0 ? 'gone' : baseNs === 0 ? '' : (change > 0 ? '+' : '') + (100 * change / baseNs).toFixed(1) + ' %'];
+      const r = document.createElement('tr');
+      cells.forEach((text, k) => {
+        const td = document.createElement('td');
+        td.textContent = text;
+        if (k >= 5 && change !== 0) td.className = change > 0 ? 'slower' : 'faster';
+        r.append(td);
+      });
+      body.append(r);
+    }
+    if (meta.summarySource) document.getElementById('ops-title').textContent = 'Top operators of ' + meta.summarySource;
+    statusEl.dataset.diffRows = String(d.rows.length);
   }
 
   // ---------------------------------------------------------------- operators table
@@ -788,6 +924,9 @@
     statusEl.dataset.phasesMs = [scriptStart, decoded - scriptStart, laidOut - decoded,
       firstRender - laidOut].map((t) => t.toFixed(1)).join(' ');
     buildOpsTable();
+    buildPath();
+    buildDiff();
+    if (path) requestDraw();
     window.addEventListener('resize', () => { resize(); requestDraw(); });
     statusEl.dataset.ready = '1';
   }
