@@ -69,10 +69,14 @@ TEST_F(Rotation, SeriesOfBoundedFilesNamingTheirPredecessorsWithEveryEventOnce) 
   prof::set_state(prof::State::kStopped);
   prof::dump(true);
   std::vector<uint64_t> all;
+  json zero;
   int files = 0;
   for (; std::filesystem::exists(series_name(files)); ++files) {
     const std::string name = series_name(files);
     const json trace = read_trace(name);
+    // One ts = 0 for the whole series: stitching it is concatenating the events.
+    if (files == 0) zero = trace["otherData"]["time_zero_monotonic_ns"];
+    EXPECT_EQ(trace["otherData"]["time_zero_monotonic_ns"], zero) << name;
     const json& rotation = trace["otherData"]["rotation"];
     EXPECT_EQ(rotation["series"], "run.json") << name;
     EXPECT_EQ(rotation["index"], files) << name;
