@@ -121,8 +121,9 @@ struct Profiler {
   uint64_t file_index = 0;
 
   bool schedule_on() const { return stepping && config.schedule.enabled(); }
-  // Records reach a file only outside a schedule or inside its active window.
-  bool can_write() const { return !schedule_on() || window_open; }
+  // With a schedule configured records reach a file only inside an active window (never the
+  // configured file itself, also while stopped).
+  bool can_write() const { return !config.schedule.enabled() || window_open; }
 
   static std::string stem_of(const std::string& path) {
     constexpr std::string_view kJson = ".json";
@@ -425,7 +426,7 @@ struct Profiler {
     bool last = finished || !config.continuous_dump;
     write_pending();
     if (!last) return;
-    if (schedule_on()) {
+    if (config.schedule.enabled()) {
       writer.close();  // the window's file; the schedule goes on (a later flush continues it)
     } else {
       finish_output();
