@@ -8,7 +8,10 @@ Rules (docs/trace-format.md): the file is valid JSON (object form with "traceEve
 array); every `B` has its `E` on the same thread, properly nested, never ending before it
 began; every async `b` has its `e` (same cat, id and name); every `X` has a non-negative `dur`;
 every pid has `process_name` metadata and every (pid, tid) that records has `thread_name`
-metadata; each flow id has exactly one `s` and one `f`; timestamps are non-negative numbers.
+metadata; each flow (cat, id) has exactly one `s` and one `f`; timestamps are non-negative
+numbers. Dependency flows (cat "dependency": the engine's "this completion made that operation
+ready" arrows) are flows like the push flows, matched by (cat, id); their finish binds to the
+enclosing slice (`"bp":"e"`) and never comes before its start.
 
 --partial: the file was written while the process ran (a continuous-dump file, or one left by a
 killed process): an operation pushed but not yet run has its flow start without its finish,
@@ -92,7 +95,12 @@ def validate(events, partial=False):
             if ts < begin:
                 problems.append(f"{where}: async {e.get('name')!r} ends before it begins")
         elif ph in ("s", "f"):
-            flows[(e.get("cat"), e.get("id"))][ph] += 1
+            flow = flows[(e.get("cat"), e.get("id"))]
+            flow[ph] += 1
+            if e.get("cat") == "dependency":
+                if ph == "f" and e.get("bp") != "e":
+                    problems.append(f"{where}: dependency finish without \"bp\":\"e\"")
+                flow["ts_" + ph] = ts
         elif ph == "C":
             if not isinstance(e.get("args"), dict) or not e["args"]:
                 problems.append(f"{where}: counter {e.get('name')!r} has no args")
@@ -104,6 +112,9 @@ def validate(events, partial=False):
         for begin in opened:
             problems.append(f"async 'b' {key[2]!r} (cat {key[0]!r}, id {key[1]}) never ends")
     for key, count in flows.items():
+        if count.get("ts_f", float("inf")) < count.get("ts_s", float("-inf")):
+            problems.append(f"flow {key}: finish at {count['ts_f']} before its start at "
+                            f"{count['ts_s']}")
         if partial and count["s"] == 1 and count["f"] == 0:
             continue
         if count["s"] != 1 or count["f"] != 1:

@@ -5,6 +5,9 @@
 //   RecordedScope               NANOMX_PROFILE_SCOPE while running
 //   RecordedScopeAggregate      the same with aggregate_stats on
 //   DisabledSite / EmptyLoop    a scope while stopped, beside an empty loop
+//   RecordedOperator            what the engine records per profiled operation: the operator
+//                               record with its push-flow finish (shapes left out)
+//   RecordedOperatorDependency  the same plus a dependency flow (its start and its finish)
 //   CApiTaskStartStop           MXProfileDurationStart + MXProfileDurationStop on a Task
 //   WriteJson                   collector throughput (MB/s) and bytes per duration event
 //   DumpsTenThousandNames       dumps() with 10,000 distinct names
@@ -12,6 +15,7 @@
 #include <sys/stat.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <string>
 #include <thread>
 
@@ -26,13 +30,16 @@ namespace {
 const char* kTraceFile = "/tmp/nanomx_profiler_bench.json";
 constexpr int kDrainEvery = 1 << 16;  // records per drain: stays inside the pre-faulted pool
 
-void start_profiling(bool aggregate, const char* durations = "begin_end") {
-  prof::set_config({{"profile_all", "true"},
-                    {"filename", kTraceFile},
-                    {"continuous_dump", "true"},
-                    {"dump_period", "1000"},
-                    {"aggregate_stats", aggregate ? "true" : "false"},
-                    {"duration_events", durations}});
+void start_profiling(bool aggregate, const char* durations = "begin_end",
+                     const prof::KeyValues& extra = {}) {
+  prof::KeyValues kv = {{"profile_all", "true"},
+                        {"filename", kTraceFile},
+                        {"continuous_dump", "true"},
+                        {"dump_period", "1000"},
+                        {"aggregate_stats", aggregate ? "true" : "false"},
+                        {"duration_events", durations}};
+  kv.insert(kv.end(), extra.begin(), extra.end());
+  prof::set_config(kv);
   prof::set_state(prof::State::kRunning);
 }
 
@@ -40,6 +47,11 @@ void stop_profiling() {
   prof::set_state(prof::State::kStopped);
   prof::dump(true);
   std::remove(kTraceFile);
+  // The numbered files of a rotating series (nanomx_profiler_bench.<k>.json).
+  for (const auto& entry : std::filesystem::directory_iterator("/tmp")) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("nanomx_profiler_bench.", 0) == 0) std::filesystem::remove(entry.path());
+  }
 }
 
 // Drains the buffers outside the timed region so long runs measure recording, not memory growth.
@@ -91,6 +103,28 @@ void RecordedScopeAggregate(benchmark::State& state) {
   stop_profiling();
 }
 BENCHMARK(RecordedScopeAggregate);
+
+// The engine's per-operation records on one thread, without and with the dependency flow that
+// links it to the operation whose completion made it ready (docs/trace-format.md).
+void recorded_operator_loop(benchmark::State& state, bool dependency) {
+  // Rotating files, one kept: the drains write about 300 bytes per iteration.
+  start_profiling(false, "begin_end", {{"max_file_mb", "64"}, {"max_files", "1"}});
+  const prof::NameId name = prof::intern("bench_op");
+  int count = 0;
+  uint64_t previous_end = prof::now_ticks();
+  for (auto _ : state) {
+    const uint64_t dependency_id = dependency ? prof::dependency_flow_start(0, previous_end) : 0;
+    const uint64_t begin = prof::now_ticks();
+    previous_end = prof::now_ticks();
+    prof::record_operator_packed(name, 0, begin, previous_end, nullptr, 0, 1, dependency_id);
+    drain_if_due(state, &count);
+  }
+  stop_profiling();
+}
+void RecordedOperator(benchmark::State& state) { recorded_operator_loop(state, false); }
+BENCHMARK(RecordedOperator)->Iterations(1 << 20);
+void RecordedOperatorDependency(benchmark::State& state) { recorded_operator_loop(state, true); }
+BENCHMARK(RecordedOperatorDependency)->Iterations(1 << 20);
 
 void EmptyLoop(benchmark::State& state) {
   int x = 0;

@@ -75,6 +75,44 @@ void BM_EnginePushChain(benchmark::State& state) {
 }
 BENCHMARK(BM_EnginePushChain)->UseRealTime();
 
+// The same chain of named operations with imperative profiling on: each operation becomes ready
+// when the previous one completes, so besides its operator record and push flow it gets one
+// dependency flow (docs/trace-format.md#dependency-flows). The collector drains the buffers
+// between batches, outside the timing, as continuous dump does.
+void BM_EnginePushChainProfiled(benchmark::State& state) {
+  const std::string path =
+      (std::filesystem::temp_directory_path() / "nanomx_bench_chain_profile.json").string();
+  profiler::set_config({{"profile_imperative", "true"},
+                        {"filename", path},
+                        {"continuous_dump", "true"},
+                        {"dump_period", "86400"}});
+  profiler::set_state(profiler::State::kRunning);
+  auto& engine = engine::Engine::get();
+  engine::VarHandle var = engine.new_variable();
+  const engine::VarHandle writes[] = {var};
+  engine::PushOptions options;
+  options.name = "chain_op";
+  options.name_id = profiler::intern("chain_op");
+  options.profile_mode = profiler::kImperative;
+  int value = 0;
+  for (auto _ : state) {
+    for (int i = 0; i < 1000; ++i)
+      engine.push([&value] { ++value; }, Context::cpu(0), {}, writes, options);
+    engine.wait_for_var(var);
+    state.PauseTiming();
+    profiler::dump(false);
+    state.ResumeTiming();
+  }
+  state.SetItemsProcessed(state.iterations() * 1000);
+  benchmark::DoNotOptimize(value);
+  engine.delete_variable({}, Context::cpu(0), var);
+  engine.wait_all();
+  profiler::set_state(profiler::State::kStopped);
+  profiler::dump(true);
+  std::filesystem::remove(path);
+}
+BENCHMARK(BM_EnginePushChainProfiled)->UseRealTime();
+
 // The tiny operator end to end: invoke (_plus_scalar on one float, in place) and wait.
 // drain: between waits (outside the timing), the collector drains the profiler's buffers, as
 // continuous dump does, so that chunks are reused instead of taken fresh from the allocator.

@@ -46,6 +46,11 @@ NANOMX_API int MXAggregateProfileStatsPrintEx(const char** out_str, int reset, i
                                               int sort_by, int ascending);
 NANOMX_API int MXProcessProfilePause(int paused, int profile_process, KVStoreHandle kvStoreHandle);
 NANOMX_API int MXProfilePause(int paused);
+/* nanomx only (torch.profiler's step()): ends the current step and begins the next
+ * (docs/profiler.md#step-schedules). When this step ends a step schedule's active window,
+ * *out_finished_file (if out_finished_file is not NULL) is the path of the trace file just
+ * finished, else "" (valid until the next call on this thread). */
+NANOMX_API int MXProfileStep(const char** out_finished_file);
 NANOMX_API int MXProfileCreateDomain(const char* domain, ProfileHandle* out);
 NANOMX_API int MXProfileCreateTask(ProfileHandle domain, const char* task_name, ProfileHandle* out);
 NANOMX_API int MXProfileCreateFrame(ProfileHandle domain, const char* frame_name,

@@ -22,6 +22,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -78,6 +79,20 @@ struct Config {
   // page cache outlives it); only a power loss or a kernel crash needs this
   // (docs/profiler.md#crash-safety).
   bool fsync = false;
+  // nanomx-only: rotating files (docs/profiler.md#rotating-files). When a trace file reaches
+  // max_file_bytes (0 = never) it is finished and recording goes on in `<stem>.1.json`,
+  // `<stem>.2.json`, ...; max_files > 0 keeps only the last max_files files of the series.
+  uint64_t max_file_bytes = 0;
+  uint32_t max_files = 0;
+  // nanomx-only: a step schedule as torch.profiler.schedule (docs/profiler.md#step-schedules):
+  // after skip_first steps, cycles of `wait` steps off, `warmup` steps recorded and discarded
+  // and `active` steps kept, each cycle's active steps in one file `<stem>.step<N>.json`;
+  // repeat = 0 cycles until stopped. No schedule while active is 0.
+  struct Schedule {
+    uint32_t wait = 0, warmup = 0, active = 0, repeat = 0, skip_first = 0;
+    bool enabled() const { return active > 0; }
+  };
+  Schedule schedule;
 };
 
 using KeyValues = std::vector<std::pair<std::string, std::string>>;
@@ -111,6 +126,19 @@ void dump(bool finished);
 // stats are off. Never touches the trace file. `reset` clears the table after building the text.
 std::string dumps(bool reset = false, StatsFormat format = StatsFormat::kTable,
                   SortBy sort_by = SortBy::kTotal, bool ascending = false);
+
+// Ends the current step and begins the next (torch.profiler's step()): call it once per
+// training step. Step 0 begins at set_state(kRunning); each step is a `ProfilerStep#N` span on
+// the calling thread while recording. With a schedule this also moves through its phases: a
+// call that ends the last active step of a window finishes that window's file, runs the
+// on_trace_ready callback with its path (outside the profiler's lock) and returns the path;
+// otherwise returns "". Does nothing (returns "") while the profiler is stopped.
+std::string step();
+// The step in progress (0 before the first run).
+uint64_t current_step();
+// Called with the path of each file a schedule window finished through step() (nullptr: none).
+// The callback may call any profiler function except step().
+void set_on_trace_ready(std::function<void(const std::string& path)> callback);
 
 uint32_t mode();
 State state();

@@ -50,18 +50,73 @@ def _name(name, what):
     return name
 
 
+class schedule(object):
+    """A step schedule, as torch.profiler.schedule: after `skip_first` steps, cycles of `wait`
+    steps off, `warmup` steps recorded and discarded and `active` steps kept (one file
+    `<stem>.step<N>.json` per cycle, N its last active step); `repeat=0` cycles until stopped.
+    Pass it to set_config(schedule=...) and call step() once per step."""
+
+    def __init__(self, wait, warmup, active, repeat=0, skip_first=0):
+        values = {"wait": wait, "warmup": warmup, "active": active, "repeat": repeat,
+                  "skip_first": skip_first}
+        for key, value in values.items():
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError("schedule %s must be a non-negative int, got %r" % (key, value))
+        if active < 1:
+            raise ValueError("schedule active must be at least 1, got %d" % active)
+        self.wait, self.warmup, self.active = wait, warmup, active
+        self.repeat, self.skip_first = repeat, skip_first
+
+    def config_items(self):
+        """The set_config keys this schedule stands for."""
+        return [("schedule_" + k, getattr(self, k))
+                for k in ("wait", "warmup", "active", "repeat", "skip_first")]
+
+    def __repr__(self):
+        return ("schedule(wait=%d, warmup=%d, active=%d, repeat=%d, skip_first=%d)"
+                % (self.wait, self.warmup, self.active, self.repeat, self.skip_first))
+
+
+_on_trace_ready = None
+
+
 def set_config(**kwargs):
     """Sets profiler options; every value is sent as str(value), as MXNet does.
 
     Keys: profile_all, profile_symbolic, profile_imperative, profile_memory, profile_api,
     filename, continuous_dump, dump_period, aggregate_stats, profile_process,
-    gpu_memory_profile_filename_prefix, and nanomx's max_buffer_mb, duration_events and fsync.
+    gpu_memory_profile_filename_prefix, and nanomx's max_buffer_mb, duration_events, fsync,
+    max_file_mb, max_files, schedule (a schedule object, or the schedule_* keys) and
+    on_trace_ready (a callable given each finished window's path by step()).
     As MXNet, a profile_<kind> flag not passed is True: pass one as False to leave that kind out.
     """
+    global _on_trace_ready
+    sched = kwargs.pop("schedule", None)
+    callback = kwargs.pop("on_trace_ready", None)
+    if sched is not None:
+        if not isinstance(sched, schedule):
+            raise TypeError("schedule must be a profiler.schedule, got %s"
+                            % type(sched).__name__)
+        kwargs.update(sched.config_items())
+    if callback is not None and not callable(callback):
+        raise TypeError("on_trace_ready must be callable, got %s" % type(callback).__name__)
     profile_process = kwargs.get("profile_process", "worker")
     keys = [str(k) for k in kwargs]
     values = [str(v) for v in kwargs.values()]
     _LIB.set_config(keys, values, _kvstore_handle(profile_process))
+    _on_trace_ready = callback
+
+
+def step():
+    """Ends the current step and begins the next (as torch.profiler's step()); call it once per
+    training step. Returns the path of the trace file a schedule's active window just finished
+    (after on_trace_ready ran with it), else None."""
+    finished = _LIB.profile_step()
+    if not finished:
+        return None
+    if _on_trace_ready is not None:
+        _on_trace_ready(finished)
+    return finished
 
 
 def set_state(state="stop", profile_process="worker"):

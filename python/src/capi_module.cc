@@ -426,6 +426,11 @@ void register_profiler(py::module_& m) {
     check_unlocked(
         [&] { return MXProcessProfilePause(paused, profile_process, as_handle(kvstore)); });
   });
+  m.def("profile_step", [] {
+    const char* finished = nullptr;
+    check_unlocked([&] { return MXProfileStep(&finished); });
+    return std::string(finished == nullptr ? "" : finished);
+  });
   m.def("set_scope", [](const std::string& scope) {
     check(MXSetProfilerScope(c_str(scope, "nanomx set_scope", "scope")));
   });

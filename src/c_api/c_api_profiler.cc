@@ -186,6 +186,14 @@ int MXProcessProfilePause(int paused, int profile_process, KVStoreHandle kvStore
 
 int MXProfilePause(int paused) { return MXProcessProfilePause(paused, 0, nullptr); }
 
+int MXProfileStep(const char** out_finished_file) {
+  NANOMX_API_BEGIN_UNPROFILED();
+  thread_local std::string finished;
+  finished = prof::step();
+  if (out_finished_file != nullptr) *out_finished_file = finished.c_str();
+  NANOMX_API_END();
+}
+
 int MXProfileCreateDomain(const char* domain, ProfileHandle* out) {
   NANOMX_API_BEGIN_UNPROFILED();
   std::string name = checked_name(domain, "MXProfileCreateDomain", "the domain name");

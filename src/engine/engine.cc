@@ -240,8 +240,9 @@ ErrorRef run_opr_block(OprBlock& op, bool& new_error) {
     new_error = true;
   }
   if (op.profiled) {
-    profiler::record_operator_packed(op.name_id, op.slot, begin, profiler::now_ticks(),
-                                     op.shape_words(), op.num_shape_words, op.flow_id);
+    op.end_ticks = profiler::now_ticks();
+    profiler::record_operator_packed(op.name_id, op.slot, begin, op.end_ticks, op.shape_words(),
+                                     op.num_shape_words, op.flow_id, op.dependency_flow_id);
   }
   return error;
 }
@@ -269,9 +270,10 @@ void run_async_opr_block(OprBlock* op) {
 bool try_complete(OprBlock* op, ErrorRef error, bool new_error) {
   if (op->async->completed.exchange(true, std::memory_order_acq_rel)) return false;
   if (op->profiled && op->async->started) {
-    profiler::record_operator_packed(op->name_id, op->slot, op->async->begin_ticks,
-                                     profiler::now_ticks(), op->shape_words(), op->num_shape_words,
-                                     op->flow_id);
+    op->end_ticks = profiler::now_ticks();
+    profiler::record_operator_packed(op->name_id, op->slot, op->async->begin_ticks, op->end_ticks,
+                                     op->shape_words(), op->num_shape_words, op->flow_id,
+                                     op->dependency_flow_id);
   }
   op->async->completer->finish_async(op, std::move(error), new_error);
   return true;

@@ -14,6 +14,7 @@
 #include "nanomx/env.h"
 #include "nanomx/error.h"
 #include "nanomx/gpu.h"
+#include "profiler/hooks.h"
 #include "profiler/nvtx.h"
 #ifdef NANOMX_HAVE_CUDA
 #include "base/cuda_util.h"
@@ -793,6 +794,16 @@ class ThreadedEngine final : public Engine, private Completer {
     ReadyList ready;
     for (Var* v : op->reads) complete_read(v, ready);
     for (Var* v : op->writes) complete_write(v, deleting, ready);
+    // Dependency flows: op's completion made these ready, so op's span is what each waited
+    // for (the critical path follows these arrows). Only between two recorded spans, and not
+    // from a GPU operation: its completion runs on the pool's completer thread, not on the
+    // thread whose span it would start from (docs/cuda.md, what is not done).
+    if (op->end_ticks != 0 && op->ctx.dev_type != DeviceType::kGPU) {
+      ready.for_each([op](OprBlock* next) {
+        if (next->profiled)
+          next->dependency_flow_id = profiler::dependency_flow_start(op->slot, op->end_ticks);
+      });
+    }
     if (!is_async) delete op;
     ready.for_each([this](OprBlock* next) { dispatch(next, false); });
     end_pending();

@@ -136,6 +136,11 @@ struct OprBlock : base::Pooled<OprBlock> {
   bool run_inline = false;
   int slot = 0;
   uint64_t flow_id = 0;
+  // Profiled operations: when the operator's span ended (0 until it is recorded; it stays 0 for
+  // an operation skipped for an input's error), and the dependency flow its start finishes (set
+  // by the thread whose completion made it ready; 0 when it was ready at push).
+  uint64_t end_ticks = 0;
+  uint64_t dependency_flow_id = 0;
   // Shapes for the trace, packed at push as the profiler's record carries them
   // (profiler::pack_operator_shapes): inline when they fit, else on the heap.
   static constexpr size_t kInlineShapeWords = 36;  // e.g. 8 shapes of 24 dims in all

@@ -37,6 +37,13 @@ constexpr double kMinDumpPeriod = 0.001;    // 1 ms: shorter periods only burn a
 constexpr double kMaxDumpPeriod = 86400.0;  // 1 day: longer ones overflow the dump thread's wait
 constexpr const char* kDumpPeriodRange = "[0.001, 86400] seconds";
 
+// max_file_mb: fractions allow small files (tests, tiny runs); 0 turns rotation off.
+constexpr double kMinFileMb = 0.01;
+constexpr double kMaxFileMb = 1048576.0;  // 1 TiB
+constexpr const char* kMaxFileMbRange = "0 (off) or [0.01, 1048576] MiB";
+// Step counts and max_files: far beyond any real run, small enough for 32 bits.
+constexpr uint64_t kMaxScheduleValue = 1000000000;
+
 // Physical memory in MiB (sysconf): the largest max_buffer_mb that can ever be honoured.
 uint64_t physical_memory_mb() {
   long pages = sysconf(_SC_PHYS_PAGES);
@@ -222,6 +229,50 @@ const KeyRow kKeys[] = {
      [](const std::string& k, const std::string& v, Parsed* out) {
        out->config.fsync = parse_bool(k, v);
      }},
+    {"max_file_mb",
+     "float, optional, default=0: nanomx only; finish the trace file when it reaches this many "
+     "MiB and go on in <stem>.1.json, <stem>.2.json, ... (0: one file)",
+     [](const std::string& k, const std::string& v, Parsed* out) {
+       const double mb = parse_float(k, v, kMaxFileMbRange);
+       NANOMX_CHECK(mb == 0 || (mb >= kMinFileMb && mb <= kMaxFileMb))
+           << "Invalid Parameter value for " << k << ": value='" << v
+           << "' is outside the accepted range " << kMaxFileMbRange;
+       out->config.max_file_bytes = static_cast<uint64_t>(mb * 1048576.0);
+     }},
+    {"max_files",
+     "integer, optional, default=0: nanomx only; with max_file_mb, keep only the last this "
+     "many files of the series (0: keep all)",
+     [](const std::string& k, const std::string& v, Parsed* out) {
+       out->config.max_files = static_cast<uint32_t>(parse_size(k, v, 0, kMaxScheduleValue));
+     }},
+    {"schedule_wait",
+     "integer, optional, default=0: nanomx only; steps off at the start of each schedule cycle",
+     [](const std::string& k, const std::string& v, Parsed* out) {
+       out->config.schedule.wait = static_cast<uint32_t>(parse_size(k, v, 0, kMaxScheduleValue));
+     }},
+    {"schedule_warmup",
+     "integer, optional, default=0: nanomx only; steps recorded and discarded before the active "
+     "steps of each cycle",
+     [](const std::string& k, const std::string& v, Parsed* out) {
+       out->config.schedule.warmup = static_cast<uint32_t>(parse_size(k, v, 0, kMaxScheduleValue));
+     }},
+    {"schedule_active",
+     "integer, optional, default=0: nanomx only; steps kept in each cycle's file "
+     "<stem>.step<N>.json (0: no schedule)",
+     [](const std::string& k, const std::string& v, Parsed* out) {
+       out->config.schedule.active = static_cast<uint32_t>(parse_size(k, v, 0, kMaxScheduleValue));
+     }},
+    {"schedule_repeat",
+     "integer, optional, default=0: nanomx only; cycles to run (0: until stopped)",
+     [](const std::string& k, const std::string& v, Parsed* out) {
+       out->config.schedule.repeat = static_cast<uint32_t>(parse_size(k, v, 0, kMaxScheduleValue));
+     }},
+    {"schedule_skip_first",
+     "integer, optional, default=0: nanomx only; steps off before the first cycle",
+     [](const std::string& k, const std::string& v, Parsed* out) {
+       out->config.schedule.skip_first =
+           static_cast<uint32_t>(parse_size(k, v, 0, kMaxScheduleValue));
+     }},
 };
 
 }  // namespace
@@ -256,6 +307,17 @@ Config parse_config(const KeyValues& key_values) {
       << "Check failed: !continuous_dump || dump_period > 0 (dump_period="
       << config.dump_period_seconds << " must be positive while continuous_dump is on; accepted "
       << kDumpPeriodRange << ")";
+  const Config::Schedule& schedule = config.schedule;
+  NANOMX_CHECK(schedule.enabled() || (schedule.wait == 0 && schedule.warmup == 0 &&
+                                      schedule.repeat == 0 && schedule.skip_first == 0))
+      << "Invalid Parameter value for schedule_active: 0 (no schedule) while schedule_wait="
+      << schedule.wait << ", schedule_warmup=" << schedule.warmup
+      << ", schedule_repeat=" << schedule.repeat << ", schedule_skip_first=" << schedule.skip_first
+      << " are set; expected schedule_active >= 1 with them";
+  NANOMX_CHECK(config.max_files == 0 || config.max_file_bytes > 0)
+      << "Invalid Parameter value for max_files: " << config.max_files
+      << " without max_file_mb (max_files bounds the files of a rotating series; set "
+         "max_file_mb > 0 too)";
   // The period only matters while continuous_dump is on (MXNet accepts any period without it).
   NANOMX_CHECK(!config.continuous_dump || (config.dump_period_seconds >= kMinDumpPeriod &&
                                            config.dump_period_seconds <= kMaxDumpPeriod))

@@ -110,8 +110,18 @@ uint64_t flow_start(NameId category, uint32_t mode_bits);
 constexpr size_t kMaxShapeWords = 256;
 size_t packed_shape_words(const OperatorShapes& shapes);  // before padding; may exceed the max
 size_t pack_operator_shapes(const OperatorShapes& shapes, int64_t* words, size_t capacity);
+// `dependency_flow_id` (non-zero) also finishes the dependency flow that
+// dependency_flow_start returned for this operation.
 void record_operator_packed(NameId name, int slot, uint64_t begin_ticks, uint64_t end_ticks,
-                            const int64_t* words, size_t num_words, uint64_t flow_id);
+                            const int64_t* words, size_t num_words, uint64_t flow_id,
+                            uint64_t dependency_flow_id = 0);
+
+// Dependency flows (docs/trace-format.md#dependency-flows): the engine calls this on the thread
+// that ran operation A, when A's completion made operation B ready; it records the flow's start
+// on A's device row `slot` at A's end (`end_ticks`) and returns its id (never 0), which B's
+// record_operator_packed finishes at B's start. Returns 0 (nothing recorded) when the record is
+// dropped. One record per dependency; the engine calls it only for profiled operations.
+uint64_t dependency_flow_start(int slot, uint64_t end_ticks);
 
 // Memory per device slot: in-use bytes are always tracked (so the peak is true); while kMemory
 // is active each change also records the counter "Memory: <slot>" in category "Device Storage".

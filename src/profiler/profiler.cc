@@ -101,11 +101,153 @@ struct Profiler {
   NameId event_category = intern("event");
   NameId storage_category = intern("Device Storage");
   NameId flow_name = intern("flow");
+  NameId dependency_name = intern("dependency");  // name and category of dependency flows
+  NameId step_category = intern("ProfilerStep");
+
+  // ---- Steps and the step schedule (docs/profiler.md#step-schedules). All under `mutex`.
+  enum class StepAction { kNone, kWarmup, kRecord, kRecordAndSave };  // torch's ProfilerAction
+  bool stepping = false;     // set_state(kRunning) began a step; false again after a stop
+  uint64_t step_number = 0;  // the step in progress (the next one while not stepping)
+  uint64_t step_begin = 0;   // its start, in ticks
+  StepAction action = StepAction::kRecord;  // of the step in progress; kRecord without a schedule
+  bool window_open = false;                 // a schedule's active window goes to the current file
+  uint64_t window_first = 0, window_last = 0;
+  std::string last_window_file;  // the base of the window finished last (a stop may resume it)
+  std::function<void(const std::string&)> on_trace_ready;
+
+  // ---- The file series (docs/profiler.md#rotating-files): the trace goes to
+  // series_path(file_base, file_index); file_base is the configured file or a window's file.
+  std::string file_base = config.filename;
+  uint64_t file_index = 0;
+
+  bool schedule_on() const { return stepping && config.schedule.enabled(); }
+  // With a schedule configured records reach a file only inside an active window (never the
+  // configured file itself, also while stopped).
+  bool can_write() const { return !config.schedule.enabled() || window_open; }
+
+  static std::string stem_of(const std::string& path) {
+    constexpr std::string_view kJson = ".json";
+    if (path.size() > kJson.size() &&
+        path.compare(path.size() - kJson.size(), kJson.size(), kJson.data(), kJson.size()) == 0)
+      return path.substr(0, path.size() - kJson.size());
+    return path;
+  }
+  static std::string series_path(const std::string& base, uint64_t index) {
+    return index == 0 ? base : stem_of(base) + "." + std::to_string(index) + ".json";
+  }
+  static std::string base_name(const std::string& path) {
+    size_t slash = path.rfind('/');
+    return slash == std::string::npos ? path : path.substr(slash + 1);
+  }
+  std::string current_path() const { return series_path(file_base, file_index); }
+
+  // torch.profiler.schedule's action for step n.
+  StepAction schedule_action(uint64_t n) const {
+    const Config::Schedule& s = config.schedule;
+    if (n < s.skip_first) return StepAction::kNone;
+    n -= s.skip_first;
+    const uint64_t cycle = uint64_t{s.wait} + s.warmup + s.active;
+    if (s.repeat > 0 && n / cycle >= s.repeat) return StepAction::kNone;
+    const uint64_t m = n % cycle;
+    if (m < s.wait) return StepAction::kNone;
+    if (m < uint64_t{s.wait} + s.warmup) return StepAction::kWarmup;
+    return m + 1 < cycle ? StepAction::kRecord : StepAction::kRecordAndSave;
+  }
+
+  // Begins step n: its phase, a window's file when an active window starts, the gate.
+  void begin_step(uint64_t n) {
+    step_number = n;
+    step_begin = now_ticks();
+    action = schedule_on() ? schedule_action(n) : StepAction::kRecord;
+    if (schedule_on() && !window_open &&
+        (action == StepAction::kRecord || action == StepAction::kRecordAndSave))
+      open_window();
+    update_gate();
+  }
+
+  // An active window starts: what warmup recorded (and what ran on after the previous window
+  // was finished) is discarded, the aggregate table starts empty, and the window's records go
+  // to `<stem>.step<last active step>.json`. A window that a stop cut short and a run resumes
+  // continues its file (and its table).
+  void open_window() {
+    const Config::Schedule& s = config.schedule;
+    const uint64_t cycle = uint64_t{s.wait} + s.warmup + s.active;
+    const uint64_t at = (step_number - s.skip_first) % cycle;
+    window_last = step_number + (cycle - 1 - at);
+    const std::string path =
+        stem_of(config.filename) + ".step" + std::to_string(window_last) + ".json";
+    const bool resumed = path == last_window_file;
+    // (Closing a closed writer would make it forget the file finished last, which a resumed
+    // window continues.)
+    if (writer.has_file()) writer.close();
+    discard_pending();
+    if (!resumed) {
+      window_first = step_number;
+      if (config.aggregate_stats) {
+        ThreadStats::reset_all();
+        retired_stats.clear();
+      }
+      writer.forget_finished_file();
+      recording_began_ticks = step_begin;  // the window's file counts its ts from its first step
+      file_base = path;
+      file_index = 0;
+      ::unlink(path.c_str());  // a file of an earlier run must not pass for this window's
+    }
+    start_file_drop_count();
+    window_open = true;
+  }
+
+  // Ends the active window at the step in progress: its file is written and finished. Returns
+  // the file's path (the last of its series).
+  std::string finish_window() {
+    window_last = step_number;
+    last_window_file = file_base;
+    struct Close {  // the window ends even when the last write fails
+      Profiler* p;
+      ~Close() {
+        p->writer.close();
+        p->start_file_drop_count();
+        p->window_open = false;
+      }
+    } close{this};
+    write_pending();
+    return writer.path();
+  }
+
+  // Drains every buffer without writing (between two files).
+  void discard_pending() {
+    std::vector<std::shared_ptr<ThreadBuffer>> buffers;
+    {
+      ThreadRegistry& registry = thread_registry();
+      std::lock_guard<std::mutex> lock(registry.mutex);
+      buffers = registry.buffers;
+    }
+    for (const auto& buffer : buffers)
+      buffer->drain([&](const Record& r, const Record*, uint32_t) { writer.discard(r); });
+  }
+
+  // The file reached max_file_bytes: finish it and go on in the next file of the series.
+  void rotate() {
+    writer.write_held_finishes(clock);
+    writer.commit(other_data());
+    writer.close();
+    start_file_drop_count();
+    ++file_index;
+    if (config.max_files > 0 && file_index >= config.max_files)
+      ::unlink(series_path(file_base, file_index - config.max_files).c_str());
+    writer.forget_finished_file();
+    // The same ts = 0 as the file before: a series is stitched by concatenating its events.
+    const uint64_t zero_ns = writer.zero_ns();
+    writer.start_file(current_path(), config.duration_events, config.fsync, zero_ns);
+  }
 
   void update_gate() {
     uint32_t g = 0;
-    if (state == State::kRunning && !paused) g |= (config.mode & kAllModes) | detail::kRunningBit;
-    if (!paused) g |= detail::kUserBit;
+    // A schedule's wait steps (and the steps after its last cycle) record nothing.
+    const bool off_step = schedule_on() && action == StepAction::kNone;
+    if (state == State::kRunning && !paused && !off_step)
+      g |= (config.mode & kAllModes) | detail::kRunningBit;
+    if (!paused && !off_step) g |= detail::kUserBit;
     if (config.aggregate_stats) g |= detail::kAggregateBit;
     detail::gate.store(g, std::memory_order_relaxed);
   }
@@ -165,6 +307,21 @@ struct Profiler {
     s += ",\"dropped_events_by_kind\":{" + by_kind + "}";
     // Finishes whose start went to an earlier file (in flight when that file was finished).
     s += ",\"flow_finishes_omitted\":" + std::to_string(writer.omitted_flow_finishes());
+    if (config.max_file_bytes > 0) {
+      s += ",\"rotation\":{\"series\":";
+      append_json_string(&s, base_name(series_path(file_base, 0)));
+      s += ",\"index\":" + std::to_string(file_index) + ",\"previous\":";
+      if (file_index == 0) {
+        s += "null";
+      } else {
+        append_json_string(&s, base_name(series_path(file_base, file_index - 1)));
+      }
+      s += "}";
+    }
+    if (window_open) {
+      s += ",\"schedule\":{\"first_step\":" + std::to_string(window_first) +
+           ",\"last_step\":" + std::to_string(window_last) + "}";
+    }
     s += ",\"memory_peak_bytes\":{";
     bool first = true;
     for (int slot = 0; slot < device_slot_count(); ++slot) {
@@ -188,7 +345,7 @@ struct Profiler {
   void write_pending(bool everything = true) {
     clock.anchor_now();
     if (!writer.has_file()) {
-      writer.start_file(config.filename, config.duration_events, config.fsync,
+      writer.start_file(current_path(), config.duration_events, config.fsync,
                         clock.to_ns(std::min(recording_began_ticks, earliest_pending_begin())));
     }
     // Text that a failed write left goes first. While it cannot be written nothing more is
@@ -220,6 +377,9 @@ struct Profiler {
             // Before formatting the record: a write that throws leaves it in its buffer. Each
             // piece is committed, so the file grows during a long drain too.
             if (writer.pending_bytes() > kFlushPieceBytes) writer.commit(other_data());
+            if (config.max_file_bytes != 0 && writer.file_bytes() >= config.max_file_bytes &&
+                writer.records_in_file() > 0)
+              rotate();
             writer.add(r, following, extra, tid, clock);
           },
           budget);
@@ -262,9 +422,15 @@ struct Profiler {
   }
 
   void dump_locked(bool finished) {
+    if (!can_write()) return;  // a schedule between windows: nothing goes to any file
     bool last = finished || !config.continuous_dump;
     write_pending();
-    if (last) finish_output();
+    if (!last) return;
+    if (config.schedule.enabled()) {
+      writer.close();  // the window's file; the schedule goes on (a later flush continues it)
+    } else {
+      finish_output();
+    }
   }
 
   void ensure_dump_thread() {
@@ -297,7 +463,7 @@ struct Profiler {
         // Behind (a flush took longer than a period): the next one starts soon, leaving the
         // lock free for a moment so that set_state, dump and config calls get their turn.
         if (deadline < now + period / 10) deadline = now + period / 10;
-        if (exiting || !config.continuous_dump || !output_enabled) continue;
+        if (exiting || !config.continuous_dump || !output_enabled || !can_write()) continue;
         try {
           write_pending(/*everything=*/false);
           report_recovery();
@@ -398,6 +564,8 @@ __attribute__((constructor(102))) void init_profiler_from_environment() {
     p.config.aggregate_stats = false;
     p.state = State::kRunning;
     p.output_enabled = true;
+    p.stepping = true;
+    p.begin_step(0);
     chunk_pool().prefault(kPrefaultChunks);
   }
   p.update_gate();
@@ -411,6 +579,20 @@ inline void append_record(DropKind kind, Fill&& fill) {
   if (!r) return;
   fill(*r);
   buffer->commit(1);
+}
+
+// The step in progress as a `ProfilerStep#N` span on the calling thread, ending at `end`.
+void record_step(Profiler& p, uint64_t end) {
+  append_record(DropKind::kUser, [&](Record& r) {
+    r = Record{p.step_begin,
+               end,
+               p.step_category,
+               p.step_category,
+               static_cast<uint32_t>(p.step_number),
+               RecordKind::kStep,
+               0,
+               0};
+  });
 }
 
 void record_counter(DropKind kind, NameId category, NameId name, uint64_t value, uint64_t ticks) {
@@ -468,6 +650,14 @@ void apply_config(const Config& config) {
   std::lock_guard<std::mutex> lock(p.mutex);
   bool had_aggregate = p.config.aggregate_stats;
   p.config = config;
+  // Steps count again from 0, and the trace goes to the configured file.
+  p.window_open = false;
+  p.last_window_file.clear();
+  p.stepping = false;
+  p.step_number = 0;
+  p.action = Profiler::StepAction::kRecord;
+  p.file_base = config.filename;
+  p.file_index = 0;
   // As MXNet: the configured file is deleted at once, and the next write starts it afresh
   // (each file gets its own header and metadata, unlike MXNet).
   p.writer.close();
@@ -480,10 +670,14 @@ void apply_config(const Config& config) {
   chunk_pool().prefault(kPrefaultChunks);
   // The table keeps its contents while aggregation stays on; turning it on starts it empty.
   if (config.aggregate_stats != had_aggregate) ThreadStats::reset_all();
+  if (p.state == State::kRunning) {
+    p.stepping = true;
+    p.begin_step(0);
+  }
   p.update_gate();
   if (config.continuous_dump) {
     p.ensure_dump_thread();
-    if (p.output_enabled) p.write_pending();
+    if (p.output_enabled && p.can_write()) p.write_pending();
   }
   p.wake_dump_thread.notify_all();
 }
@@ -499,11 +693,65 @@ void set_state(State state) {
     }
     p.output_enabled = true;
     p.paused = false;  // MXNet: run clears a pause
-  } else {
-    p.paused = true;  // MXNet: stop sets the pause flag
+    p.state = state;
+    if (!p.stepping) {  // steps count on from where a stop left them
+      p.stepping = true;
+      p.begin_step(p.step_number);
+    }
+    p.update_gate();
+    return;
   }
+  // A stop ends the step in progress; a schedule's window is finished with it, its last step
+  // cut at the stop (no on_trace_ready: that runs for the windows step() completes). Without a
+  // schedule only step() records steps: a run that never calls it has none.
+  const bool finish = p.stepping && p.window_open;
+  if (finish && p.state == State::kRunning && !p.paused) record_step(p, now_ticks());
+  p.paused = true;  // MXNet: stop sets the pause flag
   p.state = state;
+  struct Stop {  // the schedule stops even when writing the window fails
+    Profiler& p;
+    ~Stop() {
+      if (!p.stepping) return;
+      p.stepping = false;
+      ++p.step_number;
+      p.action = Profiler::StepAction::kRecord;
+      p.update_gate();
+    }
+  } stop{p};
   p.update_gate();
+  if (finish) p.finish_window();
+}
+
+std::string step() {
+  Profiler& p = profiler();
+  std::string finished;
+  std::function<void(const std::string&)> callback;
+  {
+    std::lock_guard<std::mutex> lock(p.mutex);
+    if (!p.stepping) return "";
+    if (p.action != Profiler::StepAction::kNone && p.state == State::kRunning && !p.paused)
+      record_step(p, now_ticks());
+    struct Next {  // the next step begins even when writing the window fails
+      Profiler& p;
+      ~Next() { p.begin_step(p.step_number + 1); }
+    } next{p};
+    if (p.window_open && p.action == Profiler::StepAction::kRecordAndSave) {
+      finished = p.finish_window();
+      callback = p.on_trace_ready;
+    }
+  }
+  if (callback) callback(finished);
+  return finished;
+}
+
+uint64_t current_step() {
+  std::lock_guard<std::mutex> lock(profiler().mutex);
+  return profiler().step_number;
+}
+
+void set_on_trace_ready(std::function<void(const std::string& path)> callback) {
+  std::lock_guard<std::mutex> lock(profiler().mutex);
+  profiler().on_trace_ready = std::move(callback);
 }
 
 void pause() {
@@ -694,19 +942,30 @@ size_t pack_operator_shapes(const OperatorShapes& shapes, int64_t* words, size_t
 }
 
 void record_operator_packed(NameId name, int slot, uint64_t begin_ticks, uint64_t end_ticks,
-                            const int64_t* words, size_t num_words, uint64_t flow_id) {
+                            const int64_t* words, size_t num_words, uint64_t flow_id,
+                            uint64_t dependency_flow_id) {
   Profiler& p = profiler();
   ThreadBuffer* buffer = this_thread_buffer();
   const NameId category =
       names().is_custom_operator(name) ? p.custom_operator_category : p.operator_category;
   const uint32_t extra = static_cast<uint32_t>(num_words / 4);
-  const uint32_t flow = flow_id != 0 ? 1 : 0;
-  if (Record* r = buffer->reserve(flow + 1 + extra, DropKind::kOperator)) {
-    if (flow) {
+  const uint32_t flows = (flow_id != 0 ? 1 : 0) + (dependency_flow_id != 0 ? 1 : 0);
+  if (Record* r = buffer->reserve(flows + 1 + extra, DropKind::kOperator)) {
+    if (flow_id != 0) {
       *r++ = Record{begin_ticks, flow_id,
                     p.flow_name, category,
                     0,           RecordKind::kFlowFinish,
                     0,           static_cast<uint16_t>(slot)};
+    }
+    if (dependency_flow_id != 0) {
+      *r++ = Record{begin_ticks,
+                    dependency_flow_id,
+                    p.dependency_name,
+                    p.dependency_name,
+                    0,
+                    RecordKind::kFlowFinish,
+                    0,
+                    static_cast<uint16_t>(slot)};
     }
     *r = Record{begin_ticks, end_ticks,
                 name,        category,
@@ -715,7 +974,7 @@ void record_operator_packed(NameId name, int slot, uint64_t begin_ticks, uint64_
     // A few words: copied inline (a memcpy call costs more than the copy).
     auto* out = reinterpret_cast<int64_t*>(r + 1);
     for (size_t i = 0; i < size_t{extra} * 4; ++i) out[i] = words[i];
-    buffer->commit(flow + 1 + extra);
+    buffer->commit(flows + 1 + extra);
   }
   if (active(detail::kAggregateBit))
     buffer->stats().add_duration(category, name, end_ticks - begin_ticks);
@@ -738,6 +997,18 @@ uint64_t flow_start(NameId category, uint32_t mode_bits) {
   // would make the trace invalid.
   if (!r) return 0;
   *r = Record{t, id, profiler().flow_name, category, 0, RecordKind::kFlowStart, 0, 0};
+  buffer->commit(1);
+  return id;
+}
+
+uint64_t dependency_flow_start(int slot, uint64_t end_ticks) {
+  ThreadBuffer* buffer = this_thread_buffer();
+  Record* r = buffer->reserve(1, DropKind::kFlow);
+  if (!r) return 0;  // as flow_start: no id for a dropped start, so no finish without its start
+  const uint64_t id = buffer->next_flow_id();
+  const NameId name = profiler().dependency_name;
+  *r = Record{
+      end_ticks, id, name, name, 0, RecordKind::kDependencyStart, 0, static_cast<uint16_t>(slot)};
   buffer->commit(1);
   return id;
 }

@@ -17,6 +17,12 @@ enum class RecordKind : uint8_t {
   kMarker,      // `n`, payload = scope letter
   kFlowStart,   // `s`, value = flow id
   kFlowFinish,  // `f` bound to the enclosing slice, value = flow id
+  // `s` of a dependency flow (category "dependency") on the device row `slot`, at the end of
+  // the operation whose completion made another one ready; value = flow id.
+  kDependencyStart,
+  // A step of profiler::step(): one `X` event "ProfilerStep#<payload>" (category
+  // "ProfilerStep"), whatever duration_events says, [begin, value=end].
+  kStep,
 };
 
 struct Record {

@@ -58,6 +58,7 @@ void TraceWriter::start_file(const std::string& path, DurationEvents durations, 
         static_cast<uint64_t>(st.st_size) == finished.file_bytes) {
       try {
         file_.reopen(path, finished.body_bytes, sync);
+        records_in_file_ = 1;
         zero_ns_ = finished.zero_ns;
         return;
       } catch (const Error&) {
@@ -68,9 +69,12 @@ void TraceWriter::start_file(const std::string& path, DurationEvents durations, 
   // Opened before anything is drained, so a bad path fails with the events still buffered.
   file_.open(path, sync);
   first_event_ = true;
+  records_in_file_ = 0;
   described_pids_.clear();
   described_threads_.clear();
-  flow_starts_.clear();
+  // The flow starts written so far went to earlier files: a finish of one of them is left out
+  // (and counted) at once rather than held.
+  for (auto& [pusher, range] : flow_starts_) range = FlowRange{range.last + 1, range.last};
   omitted_finishes_ = 0;
   write_header();
 }
@@ -206,7 +210,8 @@ void TraceWriter::append_shapes(const Record* following, uint32_t extra) {
 
 uint32_t TraceWriter::row_of(const Record& r, uint32_t tid) {
   // Consecutive records of one thread mostly land on the same row: skip the lookups then.
-  bool device_row = r.kind == RecordKind::kOperator || r.kind == RecordKind::kFlowFinish;
+  bool device_row = r.kind == RecordKind::kOperator || r.kind == RecordKind::kFlowFinish ||
+                    r.kind == RecordKind::kDependencyStart;
   uint64_t row_key =
       (device_row ? (uint64_t{1} << 63) | (uint64_t{r.slot} << 32) : uint64_t{r.category} << 32) |
       tid;
@@ -295,7 +300,7 @@ void TraceWriter::write_marker(const Record& r, Row row, const TickConverter& cl
 }
 
 void TraceWriter::write_flow(const Record& r, Row row, const TickConverter& clock) {
-  const bool finish = r.kind == RecordKind::kFlowFinish;
+  const bool finish = r.kind == RecordKind::kFlowFinish;  // else kFlowStart or kDependencyStart
   open_event(r, finish ? "f" : "s", clock.to_ns(r.begin));
   if (finish) pending_.append(",\"bp\":\"e\"");
   pending_.append(",\"id\":");
@@ -307,6 +312,7 @@ void TraceWriter::write_flow(const Record& r, Row row, const TickConverter& cloc
 void TraceWriter::add(const Record& r, const Record* following, uint32_t extra, uint32_t tid,
                       const TickConverter& clock) {
   const Row row{row_of(r, tid), tid};
+  ++records_in_file_;
   switch (r.kind) {
     case RecordKind::kOperator:
       write_duration(r, row, clock, following, extra);
@@ -326,7 +332,8 @@ void TraceWriter::add(const Record& r, const Record* following, uint32_t extra, 
     case RecordKind::kMarker:
       write_marker(r, row, clock);
       break;
-    case RecordKind::kFlowStart: {
+    case RecordKind::kFlowStart:
+    case RecordKind::kDependencyStart: {
       const uint32_t pusher = static_cast<uint32_t>(r.value >> kFlowSequenceBits);
       const uint64_t sequence = r.value & kFlowSequenceMask;
       auto [it, fresh] = flow_starts_.try_emplace(pusher, FlowRange{sequence, sequence});
@@ -334,6 +341,9 @@ void TraceWriter::add(const Record& r, const Record* following, uint32_t extra, 
       write_flow(r, row, clock);
       break;
     }
+    case RecordKind::kStep:
+      write_step(r, row, clock);
+      break;
     case RecordKind::kFlowFinish:
       switch (flow_start_of(r.value)) {
         case FlowStart::kWritten:
@@ -352,6 +362,31 @@ void TraceWriter::add(const Record& r, const Record* following, uint32_t extra, 
       }
       break;
   }
+}
+
+void TraceWriter::discard(const Record& r) {
+  if (r.kind != RecordKind::kFlowStart && r.kind != RecordKind::kDependencyStart) return;
+  const uint32_t pusher = static_cast<uint32_t>(r.value >> kFlowSequenceBits);
+  const uint64_t sequence = r.value & kFlowSequenceMask;
+  // Only between files (no start of the next file is written yet): every start of this pusher
+  // up to `sequence` is then in no file that is still to be written.
+  flow_starts_[pusher] = FlowRange{sequence + 1, sequence};
+}
+
+void TraceWriter::write_step(const Record& r, Row row, const TickConverter& clock) {
+  uint64_t b = clock.to_ns(r.begin), e = clock.to_ns(r.value);
+  if (e < b) e = b;
+  begin_event();
+  pending_.append("{\"name\":\"ProfilerStep#");
+  append_u64(r.payload);
+  pending_.append("\",\"cat\":");
+  append_escaped_name(r.category);
+  pending_.append(",\"ph\":\"X\",\"ts\":");
+  append_ts(b);
+  pending_.append(",\"dur\":");
+  append_micros(e - b);
+  append_common_tail(row.pid, row.tid);
+  pending_.push_back('}');
 }
 
 TraceWriter::FlowStart TraceWriter::flow_start_of(uint64_t id) const {

@@ -53,9 +53,17 @@ class TraceWriter {
   // Makes everything written plus the closing part the file's visible content. Throws
   // nanomx::Error on an I/O failure (the file keeps its previous content; nothing is lost).
   void commit(const std::string& other_data_fields);
+  // Forgets a drained record without writing it (a schedule's warmup), between two files: a
+  // flow finish whose start is discarded so is then left out of the next file, not held.
+  void discard(const Record& record);
   size_t pending_bytes() const { return pending_.size(); }
+  // The current file's size once the pending text is written (without its closing part).
+  uint64_t file_bytes() const { return file_.body_bytes() + pending_.size(); }
+  const std::string& path() const { return file_.path(); }
   uint64_t commits() const { return commits_; }  // successful commits, all files
   uint64_t events_written() const { return events_written_; }
+  // Records added to the current file (any positive number for a continued file).
+  uint64_t records_in_file() const { return records_in_file_; }
   // Flow finishes waiting for their start (recorded by another thread, not yet drained).
   size_t held_flow_finishes() const { return held_finishes_.size(); }
   // Flow finishes left out of this file because their start went to an earlier file.
@@ -95,6 +103,7 @@ class TraceWriter {
   void write_counter(const Record& r, Row row, const TickConverter& clock);
   void write_marker(const Record& r, Row row, const TickConverter& clock);
   void write_flow(const Record& r, Row row, const TickConverter& clock);
+  void write_step(const Record& r, Row row, const TickConverter& clock);
   void write_header();
   // Whether the start of flow `id` is in this file: yes, no (in an earlier file: never), or
   // not yet (still in its thread's buffer).
@@ -105,6 +114,7 @@ class TraceWriter {
   DurationEvents durations_ = DurationEvents::kBeginEnd;
   bool first_event_ = true;
   uint64_t events_written_ = 0;
+  uint64_t records_in_file_ = 0;
   uint64_t zero_ns_ = 0;
   std::string pending_;
   // Per file: which process and thread rows already have their metadata in it.

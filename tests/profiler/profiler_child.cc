@@ -8,6 +8,10 @@
 //                                    operators, memory), each with its own counter and event,
 //                                    profile_all, continuous dump every 0.1 s; prints "running"
 //                                    once recording started
+//   profiler_child rotating FILE     the rotation fault test's load (tests/fault): records the
+//                                    counter "progress" 0, 1, 2, ... into rotating files of
+//                                    0.05 MiB (continuous dump every 20 ms), prints "flushed N"
+//                                    after each dump(false) that holds every value up to N
 //   profiler_child mode              prints the profiler's mode and state
 //   profiler_child flush-then-exit FILE
 //                                    dumps once without finishing, records more, then exits
@@ -83,6 +87,25 @@ int main(int argc, char** argv) {
     for (auto& w : workers) w.join();
     return 0;
   }
+  if (what == "rotating" && argc > 2) {
+    prof::set_config({{"profile_all", "true"},
+                      {"filename", argv[2]},
+                      {"continuous_dump", "true"},
+                      {"dump_period", "0.02"},
+                      {"max_file_mb", "0.05"}});
+    prof::set_state(prof::State::kRunning);
+    prof::Domain domain("Rotation");
+    prof::Counter progress(domain, "progress");
+    for (uint64_t i = 0;; ++i) {
+      progress.set_value(i);
+      if (i % 500 == 499) {
+        prof::dump(false);
+        std::printf("flushed %llu\n", static_cast<unsigned long long>(i));
+        std::fflush(stdout);
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+      }
+    }
+  }
   if (what == "record") {
     prof::Domain domain("Child");
     prof::Counter(domain, "child counter").set_value(3);
@@ -106,7 +129,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   std::fprintf(stderr,
-               "usage: profiler_child continuous FILE | heavy FILE [THREADS] | record | mode | "
-               "flush-then-exit FILE\n");
+               "usage: profiler_child continuous FILE | heavy FILE [THREADS] | rotating FILE | "
+               "record | mode | flush-then-exit FILE\n");
   return 2;
 }

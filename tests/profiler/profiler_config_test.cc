@@ -321,6 +321,13 @@ TEST_F(ProfilerConfig, EveryDocumentedKeyParsesIntoItsField) {
       {"max_buffer_mb", "3"},
       {"duration_events", "complete"},
       {"fsync", "true"},
+      {"max_file_mb", "1.5"},
+      {"max_files", "4"},
+      {"schedule_wait", "1"},
+      {"schedule_warmup", "2"},
+      {"schedule_active", "3"},
+      {"schedule_repeat", "5"},
+      {"schedule_skip_first", "6"},
   };
   ASSERT_EQ(prof::config_keys().size(), samples.size());
   for (size_t i = 0; i < samples.size(); ++i) EXPECT_EQ(prof::config_keys()[i], samples[i].first);
@@ -336,6 +343,35 @@ TEST_F(ProfilerConfig, EveryDocumentedKeyParsesIntoItsField) {
   EXPECT_EQ(c.duration_events, prof::DurationEvents::kComplete);
   EXPECT_TRUE(c.fsync);
   EXPECT_FALSE(prof::parse_config({}).fsync);
+  EXPECT_EQ(c.max_file_bytes, 3u << 19);
+  EXPECT_EQ(c.max_files, 4u);
+  EXPECT_EQ(c.schedule.wait, 1u);
+  EXPECT_EQ(c.schedule.warmup, 2u);
+  EXPECT_EQ(c.schedule.active, 3u);
+  EXPECT_EQ(c.schedule.repeat, 5u);
+  EXPECT_EQ(c.schedule.skip_first, 6u);
+  EXPECT_TRUE(c.schedule.enabled());
+  EXPECT_FALSE(prof::parse_config({}).schedule.enabled());
+  EXPECT_EQ(prof::parse_config({}).max_file_bytes, 0u);
+}
+
+// Schedule and rotation keys: bad combinations name the keys and what is expected.
+TEST_F(ProfilerConfig, ScheduleAndRotationKeysAreChecked) {
+  auto message = [](const prof::KeyValues& kv) {
+    try {
+      prof::parse_config(kv);
+    } catch (const nanomx::Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("(accepted)");
+  };
+  EXPECT_NE(message({{"schedule_wait", "2"}}).find("expected schedule_active >= 1"),
+            std::string::npos);
+  EXPECT_NE(message({{"max_files", "2"}}).find("without max_file_mb"), std::string::npos);
+  EXPECT_NE(message({{"max_file_mb", "0.001"}}).find("[0.01, 1048576] MiB"), std::string::npos);
+  EXPECT_NE(message({{"max_file_mb", "-1"}}).find("max_file_mb"), std::string::npos);
+  EXPECT_NE(message({{"schedule_active", "x"}}).find("schedule_active"), std::string::npos);
+  EXPECT_EQ(message({{"max_file_mb", "0"}, {"schedule_active", "1"}}), "(accepted)");
 }
 
 TEST_F(ProfilerConfig, ChoiceKeysNameTheKeyAndTheChoices) {

@@ -674,3 +674,125 @@ def test_a_second_config_with_another_name_keeps_the_first_file(in_tmp):
                                  "record 2", "dump"], "seq.json", True)
     assert values == [1]
     assert [e["args"]["seq"] for e in check_trace("other.json") if e.get("name") == "seq"] == [2]
+
+
+# ---- step schedules, rotating files, dependency flows (docs/profiler.md) -----------------------
+def _steps(events):
+    steps = [e for e in events if e.get("name", "").startswith("ProfilerStep#")]
+    for e in steps:
+        assert e["cat"] == "ProfilerStep" and e["ph"] == "X" and e["dur"] >= 0, e
+    return [int(e["name"][len("ProfilerStep#"):]) for e in steps]
+
+
+def test_step_schedule_windows_callback_and_window_aggregates(in_tmp):
+    ready = []
+    profiler.set_config(profile_imperative=True, filename="py.json", continuous_dump=False,
+                        aggregate_stats=True,
+                        schedule=profiler.schedule(wait=1, warmup=1, active=2, repeat=1),
+                        on_trace_ready=lambda path: ready.append((path, profiler.dumps())))
+    profiler.set_state("run")
+    returned = []
+    a = mx.nd.ones((2, 2))
+    for i in range(6):
+        (a * (i + 1)).wait_to_read()
+        returned.append(profiler.step())
+    profiler.set_state("stop")
+    assert [path for path, _ in ready] == ["py.step3.json"]
+    assert returned == [None, None, None, "py.step3.json", None, None]
+    assert sorted(p.name for p in in_tmp.glob("*.json")) == ["py.step3.json"]
+    events = check_trace("py.step3.json")
+    assert _steps(events) == [2, 3]
+    ops = [e for e in events if e.get("cat") == "operator" and e["name"] == "_mul_scalar"]
+    assert len([e for e in ops if e["ph"] == "B"]) == 2  # steps 2 and 3, not warmup's
+    with open("py.step3.json") as f:
+        assert json.load(f)["otherData"]["schedule"] == {"first_step": 2, "last_step": 3}
+    rows = [line.split() for line in ready[0][1].splitlines() if line.startswith("_mul_scalar")]
+    assert rows and rows[0][1] == "2", ready[0][1]  # the window's two, not warmup's
+
+
+def test_schedule_arguments_are_checked(in_tmp):
+    with pytest.raises(ValueError, match="active must be at least 1"):
+        profiler.schedule(wait=1, warmup=0, active=0)
+    with pytest.raises(ValueError, match="wait must be a non-negative int"):
+        profiler.schedule(wait=-1, warmup=0, active=1)
+    with pytest.raises(TypeError, match="profiler.schedule"):
+        profiler.set_config(filename="x.json", schedule=(1, 1, 1))
+    with pytest.raises(TypeError, match="on_trace_ready must be callable"):
+        profiler.set_config(filename="x.json", on_trace_ready="file")
+    with pytest.raises(mx.MXNetError, match="schedule_active"):
+        profiler.set_config(filename="x.json", schedule_wait=2)
+    assert repr(profiler.schedule(1, 2, 3)) == \
+        "schedule(wait=1, warmup=2, active=3, repeat=0, skip_first=0)"
+
+
+def test_step_without_schedule_adds_spans(profile_to):
+    profile_to.start("steps.json", profile_imperative=True)
+    for _ in range(3):
+        (mx.nd.ones((2,)) + 1).wait_to_read()
+        assert profiler.step() is None
+    events = profile_to.finish()
+    assert _steps(events) == [0, 1, 2]
+
+
+def test_rotating_files_keep_the_last_and_name_their_predecessor(in_tmp):
+    profiler.set_config(profile_imperative=True, profile_api=True, filename="rot.json",
+                        continuous_dump=True, dump_period=86400, max_file_mb=0.02, max_files=2)
+    profiler.set_state("run")
+    a = mx.nd.ones((2,))
+    for _ in range(400):
+        a += 1
+    a.wait_to_read()
+    profiler.set_state("stop")
+    profiler.dump(True)
+    files = sorted(in_tmp.glob("rot*.json"), key=lambda p: len(p.name))
+    assert len(files) == 2, files
+    for path in files:
+        with open(path) as f:
+            rotation = json.load(f)["otherData"]["rotation"]
+        assert rotation["series"] == "rot.json"
+        index = rotation["index"]
+        assert index >= 1 and path.name == "rot.%d.json" % index
+        assert rotation["previous"] == ("rot.json" if index == 1 else "rot.%d.json" % (index - 1))
+
+
+def test_dependency_flows_link_a_chain_of_operators(profile_to):
+    profile_to.start("deps.json", profile_imperative=True)
+    # Large enough to run on the engine's workers (a small op ready at push runs inline, with
+    # no dependency); each op reads what the previous one writes.
+    a = mx.nd.ones((1024, 1024))
+    for _ in range(30):
+        a = a * 1.0001
+    a.wait_to_read()
+    events = profile_to.finish()
+    starts = {e["id"]: e for e in events if e.get("cat") == "dependency" and e["ph"] == "s"}
+    finishes = {e["id"]: e for e in events if e.get("cat") == "dependency" and e["ph"] == "f"}
+    assert finishes, "no dependency flow in a chain of 30 dependent operators"
+    for flow_id, f in finishes.items():
+        assert flow_id in starts and f["bp"] == "e" and f["name"] == "dependency"
+        assert f["ts"] >= starts[flow_id]["ts"]
+
+
+def test_validator_accepts_dependency_flows_and_catches_bad_ones():
+    import validate_trace
+    meta = [{"name": "process_name", "ph": "M", "pid": 0, "tid": 0, "args": {"name": "cpu/0"}},
+            {"name": "thread_name", "ph": "M", "pid": 0, "tid": 1, "args": {"name": "w"}}]
+
+    def trace(finish_ts=5.0, bp="e"):
+        finish = {"name": "dependency", "cat": "dependency", "ph": "f", "ts": finish_ts,
+                  "pid": 0, "tid": 1, "id": 7}
+        if bp:
+            finish["bp"] = bp
+        return meta + [
+            {"name": "a", "cat": "operator", "ph": "X", "ts": 1.0, "dur": 3.0, "pid": 0, "tid": 1},
+            {"name": "dependency", "cat": "dependency", "ph": "s", "ts": 4.0, "pid": 0, "tid": 1,
+             "id": 7},
+            # A push flow with the same id is another flow: (cat, id) is the key.
+            {"name": "flow", "cat": "operator", "ph": "s", "ts": 0.5, "pid": 0, "tid": 1, "id": 7},
+            {"name": "flow", "cat": "operator", "ph": "f", "bp": "e", "ts": 5.0, "pid": 0,
+             "tid": 1, "id": 7},
+            finish,
+            {"name": "b", "cat": "operator", "ph": "X", "ts": 5.0, "dur": 1.0, "pid": 0, "tid": 1}]
+
+    assert validate_trace.validate(trace()) == []
+    assert any("before its start" in p for p in validate_trace.validate(trace(finish_ts=3.0)))
+    assert any("bp" in p for p in validate_trace.validate(trace(bp=None)))

@@ -168,6 +168,7 @@ TEST(ProfilerOutput, OpRunByTheWaitingThreadIsOnItsThreadUnderTheDeviceRow) {
   json helped;
   for (const auto& e : trace["traceEvents"]) {
     const std::string ph = e["ph"];
+    if (e.value("cat", "") == "dependency") continue;  // the push flows are counted here
     if (ph == "s") start_tid[e["id"].get<uint64_t>()] = e["tid"].get<int64_t>();
     if (ph == "f") finish_ids.insert(e["id"].get<uint64_t>());
     if (e.value("cat", "") != "operator" || (ph != "B" && ph != "X")) continue;
@@ -185,6 +186,97 @@ TEST(ProfilerOutput, OpRunByTheWaitingThreadIsOnItsThreadUnderTheDeviceRow) {
   EXPECT_EQ(start_tid.size(), 3u);
   EXPECT_EQ(finish_ids.size(), 3u);
   for (uint64_t id : finish_ids) EXPECT_TRUE(start_tid.count(id)) << id;
+  std::filesystem::remove(path);
+}
+
+// Dependency flows (docs/trace-format.md#dependency-flows): in a chain A -> B -> C, A's
+// completion makes B ready and B's makes C ready, so the trace has the arrows A -> B and B -> C,
+// each from the end of the earlier span (its row and thread) to the start of the later one. D,
+// ready when it is pushed, has none; nor does anything without profiling.
+TEST(ProfilerOutput, DependencyFlowsFollowWhatMadeEachOperationReady) {
+  auto engine = engine::Engine::create(engine::EngineType::kThreadedPerDevice, 1);
+  const std::string path =
+      (std::filesystem::temp_directory_path() / "nanomx_runtime_dependency.json").string();
+  profiler::set_config(
+      {{"profile_imperative", "true"}, {"filename", path}, {"continuous_dump", "false"}});
+  engine::VarHandle v1 = engine->new_variable(), v2 = engine->new_variable(),
+                    v3 = engine->new_variable(), v4 = engine->new_variable();
+  auto options = [](const char* name) {
+    engine::PushOptions o;
+    o.name = name;
+    o.name_id = profiler::intern(name);
+    return o;
+  };
+  // Before profiling: neither recorded nor linked.
+  engine->push([] {}, Context::cpu(0), {}, std::vector<engine::VarHandle>{v4},
+               options("unprofiled_op"));
+  engine->wait_all();
+  profiler::set_state(profiler::State::kRunning);
+  std::atomic<bool> release{false};
+  engine->push(
+      [&release] {
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+        while (!release.load() && std::chrono::steady_clock::now() < deadline)
+          std::this_thread::sleep_for(std::chrono::microseconds(100));
+      },
+      Context::cpu(0), {}, std::vector<engine::VarHandle>{v1}, options("op_a"));
+  engine->push([] {}, Context::cpu(0), std::vector<engine::VarHandle>{v1},
+               std::vector<engine::VarHandle>{v2}, options("op_b"));
+  engine->push([] {}, Context::cpu(0), std::vector<engine::VarHandle>{v2},
+               std::vector<engine::VarHandle>{v3}, options("op_c"));
+  engine->push([] {}, Context::cpu(0), {}, std::vector<engine::VarHandle>{v4}, options("op_d"));
+  release = true;
+  engine->wait_all();
+  profiler::set_state(profiler::State::kStopped);
+  profiler::dump(true);
+  for (auto v : {v1, v2, v3, v4}) engine->delete_variable({}, Context::cpu(0), v);
+  engine->wait_all();
+
+  const json trace = read_trace(path);
+  struct Span {
+    double begin = -1, end = -1;
+    int64_t pid = -1, tid = -1;
+  };
+  std::map<std::string, Span> spans;
+  std::map<uint64_t, json> starts, finishes;
+  for (const auto& e : trace["traceEvents"]) {
+    const std::string ph = e["ph"];
+    if (e.value("cat", "") == "dependency") {
+      EXPECT_EQ(e["name"], "dependency");
+      (ph == "s" ? starts : finishes)[e["id"].get<uint64_t>()] = e;
+      if (ph == "f") {
+        EXPECT_EQ(e["bp"], "e");
+      }
+      continue;
+    }
+    if (e.value("cat", "") != "operator") continue;
+    Span& span = spans[e["name"]];
+    if (ph == "B") span.begin = e["ts"].get<double>();
+    if (ph == "E") span.end = e["ts"].get<double>();
+    span.pid = e["pid"].get<int64_t>();
+    span.tid = e["tid"].get<int64_t>();
+  }
+  EXPECT_FALSE(spans.count("unprofiled_op"));
+  ASSERT_EQ(starts.size(), 2u) << trace.dump();
+  ASSERT_EQ(finishes.size(), 2u);
+  // Each arrow: start at the end of `from`, on its row and thread; finish at the start of `to`.
+  auto arrow_between = [&](const std::string& from, const std::string& to) {
+    for (const auto& [id, s] : starts) {
+      if (!finishes.count(id)) continue;
+      const json& f = finishes[id];
+      if (s["ts"].get<double>() == spans[from].end && s["pid"] == spans[from].pid &&
+          s["tid"] == spans[from].tid && f["ts"].get<double>() == spans[to].begin &&
+          f["pid"] == spans[to].pid && f["tid"] == spans[to].tid)
+        return true;
+    }
+    return false;
+  };
+  EXPECT_TRUE(arrow_between("op_a", "op_b"));
+  EXPECT_TRUE(arrow_between("op_b", "op_c"));
+  for (const auto& [id, f] : finishes)
+    EXPECT_NE(f["ts"].get<double>(), spans["op_d"].begin) << "op_d was ready at push";
+  // Ids are unique per file and below 2^53 (exact in a JSON reader's double).
+  for (const auto& [id, s] : starts) EXPECT_LT(id, uint64_t{1} << 53);
   std::filesystem::remove(path);
 }
 
