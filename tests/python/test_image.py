@@ -358,6 +358,17 @@ def test_image_record_iter(tmp_path):
         mx.io.ImageRecordIter(rec)
     with pytest.raises(mx.MXNetError, match="path_imgrec"):
         mx.io.ImageRecordIter(data_shape=(3, 8, 8), batch_size=2)
+    # An augmentation nanomx does not implement: accepted at the value that turns it off,
+    # refused at any other (never silently dropped); settings that change nothing are accepted.
+    it = mx.io.ImageRecordIter(path_imgrec=rec, data_shape=(3, 8, 8), batch_size=2,
+                               max_rotate_angle=0, max_random_scale=1.0, verbose=False)
+    assert it.provide_data[0].shape == (2, 3, 8, 8)
+    with pytest.raises(mx.MXNetError, match="max_rotate_angle=10 is not implemented"):
+        mx.io.ImageRecordIter(path_imgrec=rec, data_shape=(3, 8, 8), batch_size=2,
+                              max_rotate_angle=10)
+    with pytest.raises(mx.MXNetError, match="unknown argument.*no_such_key"):
+        mx.io.ImageRecordIter(path_imgrec=rec, data_shape=(3, 8, 8), batch_size=2,
+                              no_such_key=1)
 
 
 # ---- the profile ---------------------------------------------------------------------------

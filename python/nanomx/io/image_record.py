@@ -10,13 +10,29 @@ from .io import DataBatch, DataDesc, DataIter
 
 __all__ = ["ImageRecordIter"]
 
-# Keywords of MXNet's ImageRecordIter that nanomx's pipeline does not implement: accepted (as
-# MXNet's parameter structs ignore keys they do not know) and listed in docs/io.md.
+# Keywords of MXNet's ImageRecordIter that change nothing here (devices, logging, chunked
+# shuffling's seeds): accepted, as MXNet's parameter structs accept them.
 _IGNORED = {"ctx", "device_id", "verbose", "aug_seq", "shuffle_chunk_size", "shuffle_chunk_seed",
-            "seed_aug", "max_rotate_angle", "rotate", "max_shear_ratio", "max_random_scale",
-            "min_random_scale", "max_img_size", "min_img_size", "fill_value", "pad",
-            "random_h", "random_s", "random_l", "mean_img", "mean_a", "std_a",
-            "max_random_contrast", "max_random_illumination", "max_crop_size", "min_crop_size"}
+            "seed_aug"}
+# Augmentations of MXNet's ImageRecordIter that nanomx's pipeline does not implement (docs/io.md),
+# with the value that turns each off: accepted at that value, refused at any other, so that a
+# training run never silently loses an augmentation it asked for.
+_NOT_IMPLEMENTED = {"max_rotate_angle": 0, "rotate": -1, "max_shear_ratio": 0,
+                    "max_random_scale": 1, "min_random_scale": 1, "max_img_size": 1e10,
+                    "min_img_size": 0, "fill_value": 255, "pad": 0, "random_h": 0, "random_s": 0,
+                    "random_l": 0, "mean_img": "", "mean_a": 0, "std_a": 1,
+                    "max_random_contrast": 0, "max_random_illumination": 0,
+                    "max_crop_size": -1, "min_crop_size": -1}
+
+
+def _is_off(key, value):
+    off = _NOT_IMPLEMENTED[key]
+    if isinstance(off, str):
+        return value in (None, off)
+    try:
+        return float(value) == float(off)
+    except (TypeError, ValueError):
+        return False
 
 
 class ImageRecordIter(DataIter):
@@ -87,7 +103,12 @@ class ImageRecordIter(DataIter):
         for key in ("brightness", "contrast", "saturation", "pca_noise"):
             if key in kwargs:
                 cfg[key] = float(kwargs.pop(key))
-        unknown = sorted(k for k in kwargs if k not in _IGNORED)
+        for key in sorted(k for k in kwargs if k in _NOT_IMPLEMENTED):
+            if not _is_off(key, kwargs[key]):
+                raise MXNetError("ImageRecordIter: %s=%r is not implemented by nanomx (only %r, "
+                                 "which turns it off; see docs/io.md)"
+                                 % (key, kwargs[key], _NOT_IMPLEMENTED[key]))
+        unknown = sorted(k for k in kwargs if k not in _IGNORED and k not in _NOT_IMPLEMENTED)
         if unknown:
             raise MXNetError("ImageRecordIter: unknown argument(s) %s" % ", ".join(unknown))
         keys = list(cfg)
