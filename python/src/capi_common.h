@@ -20,6 +20,18 @@ inline void check(int rc) {
   }
 }
 
+// A C call made without the GIL (it may block: I/O, the image pipeline, the network), then
+// check()ed with the GIL held again.
+template <typename Call>
+void check_unlocked(Call&& call) {
+  int rc;
+  {
+    pybind11::gil_scoped_release release;
+    rc = call();
+  }
+  check(rc);
+}
+
 inline void* handle(uintptr_t h) { return reinterpret_cast<void*>(h); }
 inline uintptr_t as_int(const void* h) { return reinterpret_cast<uintptr_t>(h); }
 

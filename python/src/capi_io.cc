@@ -21,19 +21,9 @@ namespace {
 
 using nanomx_python::as_int;
 using nanomx_python::check;
+using nanomx_python::check_unlocked;
 using nanomx_python::handle;
 using nanomx_python::pointers;
-
-// A C call without the GIL (it may block on I/O or on the pipeline); raises on failure.
-template <typename Call>
-void unlocked(Call&& call) {
-  int rc;
-  {
-    py::gil_scoped_release release;
-    rc = call();
-  }
-  check(rc);
-}
 
 }  // namespace
 
@@ -47,7 +37,7 @@ void nanomx_python::add_io_functions(py::module_& m) {
   m.def("recordio_writer_write", [](uintptr_t h, py::buffer data) {
     py::buffer_info info = data.request();
     const size_t bytes = static_cast<size_t>(info.size * info.itemsize);
-    unlocked([&] {
+    check_unlocked([&] {
       return MXRecordIOWriterWriteRecord(handle(h), static_cast<const char*>(info.ptr), bytes);
     });
   });
@@ -65,7 +55,7 @@ void nanomx_python::add_io_functions(py::module_& m) {
   m.def("recordio_reader_read", [](uintptr_t h) -> py::object {
     const char* buf = nullptr;
     size_t size = 0;
-    unlocked([&] { return MXRecordIOReaderReadRecord(handle(h), &buf, &size); });
+    check_unlocked([&] { return MXRecordIOReaderReadRecord(handle(h), &buf, &size); });
     if (buf == nullptr) return py::none();
     return py::bytes(buf, size);
   });
@@ -80,7 +70,7 @@ void nanomx_python::add_io_functions(py::module_& m) {
     py::buffer_info info = data.request();
     const size_t bytes = static_cast<size_t>(info.size * info.itemsize);
     NDArrayHandle out = nullptr;
-    unlocked([&] { return NNImageDecode(info.ptr, bytes, flag, to_rgb, &out); });
+    check_unlocked([&] { return NNImageDecode(info.ptr, bytes, flag, to_rgb, &out); });
     return as_int(out);
   });
   // `pixels`: a C-contiguous uint8 (H, W) or (H, W, C) buffer.
@@ -93,12 +83,13 @@ void nanomx_python::add_io_functions(py::module_& m) {
     const int c = info.ndim == 3 ? static_cast<int>(info.shape[2]) : 1;
     const char* buf = nullptr;
     size_t size = 0;
-    unlocked([&] { return NNImageEncode(info.ptr, h, w, c, ext.c_str(), quality, &buf, &size); });
+    check_unlocked(
+        [&] { return NNImageEncode(info.ptr, h, w, c, ext.c_str(), quality, &buf, &size); });
     return py::bytes(buf, size);
   });
   m.def("image_resize", [](uintptr_t src, int w, int h, int interp) {
     NDArrayHandle out = nullptr;
-    unlocked([&] { return NNImageResize(handle(src), w, h, interp, &out); });
+    check_unlocked([&] { return NNImageResize(handle(src), w, h, interp, &out); });
     return as_int(out);
   });
   m.def("image_iter_create",
@@ -107,22 +98,23 @@ void nanomx_python::add_io_functions(py::module_& m) {
           auto k = pointers(keys);
           auto v = pointers(vals);
           DataIterHandle h = nullptr;
-          unlocked([&] {
+          check_unlocked([&] {
             return NNImageIterCreate(static_cast<uint32_t>(k.size()), k.data(), v.data(), &h);
           });
           return as_int(h);
         });
   m.def("image_iter_free",
-        [](uintptr_t h) { unlocked([&] { return NNImageIterFree(handle(h)); }); });
+        [](uintptr_t h) { check_unlocked([&] { return NNImageIterFree(handle(h)); }); });
   m.def("image_iter_next", [](uintptr_t h) -> py::object {
     int has_next = 0, pad = 0;
     NDArrayHandle data = nullptr, label = nullptr;
-    unlocked([&] { return NNImageIterNext(handle(h), &has_next, &data, &label, &pad); });
+    check_unlocked([&] { return NNImageIterNext(handle(h), &has_next, &data, &label, &pad); });
     if (!has_next) return py::none();
     return py::make_tuple(as_int(data), as_int(label), pad);
   });
-  m.def("image_iter_reset",
-        [](uintptr_t h, int hard) { unlocked([&] { return NNImageIterReset(handle(h), hard); }); });
+  m.def("image_iter_reset", [](uintptr_t h, int hard) {
+    check_unlocked([&] { return NNImageIterReset(handle(h), hard); });
+  });
   m.def("image_iter_num_items", [](uintptr_t h) {
     uint64_t n = 0;
     check(NNImageIterNumItems(handle(h), &n));
@@ -131,7 +123,7 @@ void nanomx_python::add_io_functions(py::module_& m) {
   m.def("im2rec", [](const std::vector<std::string>& argv) {
     auto a = pointers(argv);
     int code = 0;
-    unlocked([&] { return NNIm2Rec(static_cast<int>(a.size()), a.data(), &code); });
+    check_unlocked([&] { return NNIm2Rec(static_cast<int>(a.size()), a.data(), &code); });
     return code;
   });
 }

@@ -90,12 +90,7 @@ void controller(int head, const char* body, void* fn) {
 void nanomx_python::add_kvstore_functions(py::module_& m) {
   m.def("kv_create", [](const std::string& type) {
     KVStoreHandle out = nullptr;
-    int rc = 0;
-    {
-      py::gil_scoped_release release;
-      rc = MXKVStoreCreate(type.c_str(), &out);
-    }
-    check(rc);
+    nanomx_python::check_unlocked([&] { return MXKVStoreCreate(type.c_str(), &out); });
     return as_int(out);
   });
   m.def("kv_free", [](uintptr_t h) { check(MXKVStoreFree(handle(h))); });
@@ -152,36 +147,17 @@ void nanomx_python::add_kvstore_functions(py::module_& m) {
     return size;
   });
   m.def("kv_barrier", [](uintptr_t h) {
-    int rc = 0;
-    {
-      py::gil_scoped_release release;
-      rc = MXKVStoreBarrier(handle(h));
-    }
-    check(rc);
+    nanomx_python::check_unlocked([&] { return MXKVStoreBarrier(handle(h)); });
   });
   m.def("kv_send_command", [](uintptr_t h, int command, const std::string& body) {
-    int rc = 0;
-    {
-      py::gil_scoped_release release;
-      rc = MXKVStoreSendCommmandToServers(handle(h), command, body.c_str());
-    }
-    check(rc);
+    nanomx_python::check_unlocked(
+        [&] { return MXKVStoreSendCommmandToServers(handle(h), command, body.c_str()); });
   });
   m.def("kv_run_server", [](uintptr_t h, py::object fn) {
     auto* kept = new py::object(std::move(fn));
-    int rc = 0;
-    {
-      py::gil_scoped_release release;
-      rc = MXKVStoreRunServer(handle(h), &controller, kept);
-    }
-    check(rc);
+    nanomx_python::check_unlocked([&] { return MXKVStoreRunServer(handle(h), &controller, kept); });
   });
   m.def("kv_shutdown", [](bool clean) {
-    int rc = 0;
-    {
-      py::gil_scoped_release release;
-      rc = MXKVStoreShutdown(clean ? 1 : 0);
-    }
-    check(rc);
+    nanomx_python::check_unlocked([&] { return MXKVStoreShutdown(clean ? 1 : 0); });
   });
 }
