@@ -35,7 +35,24 @@ struct half {
 };
 static_assert(sizeof(half) == 2);
 
-size_t dtype_size(DType dtype);
+// Bytes per element; throws for a code outside DType. Inline: every operator call asks.
+[[noreturn]] void invalid_dtype(DType dtype);
+inline size_t dtype_size(DType dtype) {
+  switch (dtype) {
+    case DType::kFloat32:
+    case DType::kInt32:
+      return 4;
+    case DType::kFloat64:
+    case DType::kInt64:
+      return 8;
+    case DType::kFloat16:
+      return 2;
+    case DType::kUint8:
+    case DType::kInt8:
+      return 1;
+  }
+  invalid_dtype(dtype);
+}
 // "float32", "float64", "float16", "uint8", "int32", "int8", "int64".
 const char* dtype_name(DType dtype);
 // True for a code this runtime supports.

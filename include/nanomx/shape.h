@@ -64,8 +64,15 @@ class Shape {
   void push_back(int64_t dim);
   // The dims as a vector (for code that edits a copy).
   std::vector<int64_t> to_vector() const { return {begin(), end()}; }
-  // Number of elements (1 for rank 0). Throws when the product overflows int64.
-  int64_t size() const;
+  // Number of elements (1 for rank 0). Throws when a dimension is negative or the product
+  // overflows int64. Inline: every operator call asks for several sizes.
+  int64_t size() const {
+    int64_t total = 1;
+    for (int64_t d : dims()) {
+      if (d < 0 || __builtin_mul_overflow(total, d, &total)) size_error();
+    }
+    return total;
+  }
   // Row-major strides in elements.
   std::vector<int64_t> strides() const;
   // "(2,3)", "(5,)", "()".
@@ -104,6 +111,7 @@ class Shape {
     if (on_heap()) free_heap();
   }
   void free_heap() noexcept;
+  [[noreturn]] void size_error() const;
 
   int32_t ndim_ = 0;
   int32_t capacity_ = kInlineDims;  // > kInlineDims: heap_ holds the dims

@@ -12,7 +12,7 @@ static_assert(static_cast<int>(DeviceType::kCPU) == profiler::device_code::kCPU 
                   static_cast<int>(DeviceType::kCPUShared) == profiler::device_code::kCPUShared,
               "the profiler's device codes must be MXNet's, as DeviceType's");
 
-int Context::profiler_slot() const {
+int Context::profiler_slot_slow() const {
   return profiler::device_slot(static_cast<int>(dev_type), dev_id);
 }
 

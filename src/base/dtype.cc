@@ -56,23 +56,7 @@ float half::to_float(uint16_t bits) {
   return std::bit_cast<float>(result);
 }
 
-size_t dtype_size(DType dtype) {
-  switch (dtype) {
-    case DType::kFloat32:
-    case DType::kInt32:
-      return 4;
-    case DType::kFloat64:
-    case DType::kInt64:
-      return 8;
-    case DType::kFloat16:
-      return 2;
-    case DType::kUint8:
-    case DType::kInt8:
-      return 1;
-  }
-  NANOMX_THROW() << "invalid dtype code " << static_cast<int>(dtype);
-  return 0;
-}
+void invalid_dtype(DType dtype) { fail("invalid dtype code ", static_cast<int>(dtype)); }
 
 const char* dtype_name(DType dtype) {
   switch (dtype) {

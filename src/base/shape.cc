@@ -43,14 +43,11 @@ void Shape::push_back(int64_t dim) {
   data()[ndim_++] = dim;
 }
 
-int64_t Shape::size() const {
-  int64_t total = 1;
+void Shape::size_error() const {
   for (int64_t d : dims()) {
-    NANOMX_CHECK(d >= 0) << "negative dimension in shape " << str();
-    NANOMX_CHECK(!__builtin_mul_overflow(total, d, &total))
-        << "shape " << str() << " has more elements than int64 can count";
+    if (d < 0) fail("negative dimension in shape ", str());
   }
-  return total;
+  fail("shape ", str(), " has more elements than int64 can count");
 }
 
 std::vector<int64_t> Shape::strides() const {

@@ -141,8 +141,10 @@ int MXDumpProcessProfile(int finished, int profile_process, KVStoreHandle kvStor
     send_to_servers(kvStoreHandle, std::string(finished ? "1" : "0") + "3", kNullKv);
   } else {
     prof::dump(finished != 0);
-    // After the trace, the GPU memory profile (CUDA builds only, as MXNet: docs/cuda.md).
-    if (nanomx::cuda_built()) {
+    // After the trace, the GPU memory profile (as MXNet's CUDA builds: docs/cuda.md), only
+    // where a GPU is visible: a CUDA build on a machine without one would otherwise leave an
+    // empty CSV in the working directory at every dump.
+    if (nanomx::cuda_built() && nanomx::num_gpus() > 0) {
       nanomx::storage::write_gpu_memory_profile(
           prof::current_config().gpu_memory_profile_filename_prefix);
     }

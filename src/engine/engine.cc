@@ -28,6 +28,8 @@ OprBlock* new_async_opr_block(AsyncFn fn, Completer* completer, Context ctx,
     delete op;
     throw;
   }
+  // Its span ends at the completion, maybe on another thread: the arrow shows where it began.
+  start_push_flow(*op);
   return op;
 }
 
@@ -42,6 +44,48 @@ CustomOpScope::CustomOpScope(std::string_view op_type)
 }
 
 CustomOpScope::~CustomOpScope() { custom_op_prefix = previous_; }
+
+namespace {
+// The shapes packed into the operation as the profiler's record carries them
+// (profiler::pack_operator_shapes' format: n_in, n_out, then rank and dims of each, zero-padded
+// to a multiple of 4 words): written straight into the inline words in one pass when they fit
+// (nearly every call), else counted first and put on the heap; none when there are no shapes
+// or more than the profiler records.
+void pack_shapes(OprBlock& op, std::span<const Shape* const> inputs,
+                 std::span<const Shape* const> outputs) {
+  op.num_shape_words = 0;
+  if (inputs.empty() && outputs.empty()) return;
+  auto write = [&](int64_t* out, size_t capacity) -> size_t {
+    int64_t* at = out;
+    int64_t* const limit = out + capacity;
+    *at++ = static_cast<int64_t>(inputs.size());
+    *at++ = static_cast<int64_t>(outputs.size());
+    for (auto shapes : {inputs, outputs}) {
+      for (const Shape* s : shapes) {
+        const auto dims = s->dims();
+        if (static_cast<size_t>(limit - at) < dims.size() + 1) return 0;  // does not fit
+        *at++ = static_cast<int64_t>(dims.size());
+        at = std::copy(dims.begin(), dims.end(), at);
+      }
+    }
+    const size_t words = static_cast<size_t>(at - out);
+    const size_t padded = (words + 3) & ~size_t{3};
+    if (padded > capacity) return 0;
+    while (at < out + padded) *at++ = 0;
+    return padded;
+  };
+  op.num_shape_words = write(op.shape_words_inline, OprBlock::kInlineShapeWords);
+  if (op.num_shape_words != 0) return;
+  size_t words = 2 + inputs.size() + outputs.size();
+  for (auto shapes : {inputs, outputs}) {
+    for (const Shape* s : shapes) words += s->dims().size();
+  }
+  const size_t padded = (words + 3) & ~size_t{3};
+  if (padded > profiler::kMaxShapeWords) return;  // too many to record
+  op.shape_words_heap.resize(padded);
+  op.num_shape_words = write(op.shape_words_heap.data(), padded);
+}
+}  // namespace
 
 void init_opr_block(OprBlock& op, Context ctx, std::span<const VarHandle> reads,
                     std::span<const VarHandle> writes, const PushOptions& options) {
@@ -67,45 +111,20 @@ void init_opr_block(OprBlock& op, Context ctx, std::span<const VarHandle> reads,
   op.profiled = options.name != nullptr && profiler::active(options.profile_mode);
   if (op.profiled) {
     op.slot = ctx.profiler_slot();
-    // Packed straight into the operation (profiler::pack_operator_shapes' format: n_in, n_out,
-    // then rank and dims of each, zero-padded to a multiple of 4 words).
-    size_t words = 2 + options.input_shapes.size() + options.output_shapes.size();
-    for (auto shapes : {options.input_shapes, options.output_shapes}) {
-      for (const Shape* s : shapes) words += s->dims().size();
-    }
-    const size_t padded = (words + 3) & ~size_t{3};
-    int64_t* out = nullptr;
-    if (words == 2 || padded > profiler::kMaxShapeWords) {
-      op.num_shape_words = 0;  // no shapes, or too many to record
-    } else if (padded <= OprBlock::kInlineShapeWords) {
-      out = op.shape_words_inline;
-    } else {
-      op.shape_words_heap.resize(padded);
-      out = op.shape_words_heap.data();
-    }
-    if (out != nullptr) {
-      op.num_shape_words = padded;
-      int64_t* at = out;
-      *at++ = static_cast<int64_t>(options.input_shapes.size());
-      *at++ = static_cast<int64_t>(options.output_shapes.size());
-      for (auto shapes : {options.input_shapes, options.output_shapes}) {
-        for (const Shape* s : shapes) {
-          *at++ = s->ndim();
-          at = std::copy(s->dims().begin(), s->dims().end(), at);
-        }
-      }
-      while (at < out + padded) *at++ = 0;
-    }
+    pack_shapes(op, options.input_shapes, options.output_shapes);
+    const std::string* prefix = custom_op_prefix;
     // Inside a custom operator's body: "<op_type>::<name>" (interned only while profiling).
-    if (custom_op_prefix != nullptr) {
-      op.name_id = profiler::intern(*custom_op_prefix + "::" + options.name);
-    }
+    if (prefix != nullptr) op.name_id = profiler::intern(*prefix + "::" + options.name);
     static const profiler::NameId kOperatorCategory = profiler::intern("operator");
     // The flow's category matches the operator's (names with "::" are "Custom Operator").
     static const profiler::NameId kCustomCategory = profiler::intern("Custom Operator");
-    op.flow_id = profiler::flow_start(
-        custom_op_prefix != nullptr ? kCustomCategory : kOperatorCategory, options.profile_mode);
+    op.flow_category = prefix != nullptr ? kCustomCategory : kOperatorCategory;
+    op.profile_mode = options.profile_mode;
   }
+}
+
+void start_push_flow(OprBlock& op) {
+  if (op.profiled) op.flow_id = profiler::flow_start(op.flow_category, op.profile_mode);
 }
 
 namespace {

@@ -476,6 +476,14 @@ class ThreadedEngine final : public Engine, private Completer {
                    std::memory_order_relaxed);
     for (Var* v : op->reads) append_read(v, op);
     for (Var* v : op->writes) append_write(v, op);
+    // The push flow links the pushing thread to wherever the operation runs later; one that
+    // runs right here, inside push, needs none. Only this push's own count is left when every
+    // variable was ready (the others were taken as each became ready), and nothing else can
+    // dispatch op before the fetch_sub below, so reading it here is safe.
+    if (op->profiled && !op->async &&
+        !(runs_at_push(op) && op->wait.load(std::memory_order_acquire) == 1)) {
+      start_push_flow(*op);
+    }
     if (op->wait.fetch_sub(1, std::memory_order_acq_rel) == 1) dispatch(op, true);
   }
 
@@ -710,6 +718,12 @@ class ThreadedEngine final : public Engine, private Completer {
     return *it->second;
   }
 
+  // Whether op, when ready at push, runs inside push on the pushing thread (see dispatch).
+  static bool runs_at_push(const OprBlock* op) {
+    return op->waiter == nullptr && (op->prop == FnProperty::kAsync ||
+                                      op->prop == FnProperty::kDeleteVar || op->run_inline);
+  }
+
   void dispatch(OprBlock* op, bool at_push) {
     if (op->waiter != nullptr) {  // WaitForVar: runs on the thread that waits
       hand_to_waiter(op);
@@ -718,9 +732,7 @@ class ThreadedEngine final : public Engine, private Completer {
     // Async and delete-var operations run inline on the pushing thread (as MXNet), and so do
     // small ones ready at push: a hand-off to a worker costs more than they do. Everything else
     // runs on the device's workers (or on a thread that waits for it).
-    const bool inline_prop =
-        op->prop == FnProperty::kAsync || op->prop == FnProperty::kDeleteVar || op->run_inline;
-    if (at_push && inline_prop) {
+    if (at_push && runs_at_push(op)) {
       execute(op);
       return;
     }

@@ -135,6 +135,11 @@ struct OprBlock : base::Pooled<OprBlock> {
   // Threaded engine: small enough to run on the pushing thread when ready at push.
   bool run_inline = false;
   int slot = 0;
+  // The push flow (pushing thread -> the operation's row): its category and profiler mode,
+  // kept so the engine can start it once it knows the operation will not run inside push
+  // (start_push_flow), and its id (0: none).
+  profiler::NameId flow_category = 0;
+  uint32_t profile_mode = 0;
   uint64_t flow_id = 0;
   // Profiled operations: when the operator's span ended (0 until it is recorded; it stays 0 for
   // an operation skipped for an input's error), and the dependency flow its start finishes (set
@@ -160,9 +165,14 @@ struct OprBlock : base::Pooled<OprBlock> {
 };
 
 // Fills op's read/write lists (deduplicated; a var both read and written counts as written) and
-// its profiling fields from options (profiling is decided here, at push time).
+// its profiling fields from options (profiling is decided here, at push time). The push flow is
+// not started here: an operation that runs inside push, on the pushing thread, has nothing to
+// link (the engine calls start_push_flow for every other one, on the pushing thread).
 void init_opr_block(OprBlock& op, Context ctx, std::span<const VarHandle> reads,
                     std::span<const VarHandle> writes, const PushOptions& options);
+
+// Records the start of op's push flow on the calling (pushing) thread when op is profiled.
+void start_push_flow(OprBlock& op);
 
 // A heap block for push_async (both engines): checks fn, gives the block its AsyncState with
 // one reference held by the pushing engine, and fills it as init_opr_block does (the block is

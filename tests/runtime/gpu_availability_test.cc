@@ -2,7 +2,10 @@
 // in a build with the CUDA backend as without it (docs/cuda.md). Skips where a GPU is visible.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <string>
 
@@ -12,6 +15,7 @@
 #include "nanomx/error.h"
 #include "nanomx/gpu.h"
 #include "nanomx/ndarray.h"
+#include "nanomx/profiler.h"
 
 namespace {
 
@@ -75,6 +79,28 @@ TEST_F(NoGpu, MemoryInfoAndArraysFailCleanly) {
   EXPECT_NE(std::string(MXGetLastError()).find("gpu(0) requested, but "), std::string::npos)
       << MXGetLastError();
   EXPECT_EQ(h, nullptr);
+}
+
+// MXNet's CUDA builds write the GPU memory CSV at every dump; without a GPU there is nothing to
+// write, and a dump leaves no empty CSV in the working directory.
+TEST_F(NoGpu, DumpWritesNoGpuMemoryCsv) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("nanomx_no_gpu_csv_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const fs::path old_cwd = fs::current_path();
+  fs::current_path(dir);
+  const std::string trace = (dir / "trace.json").string();
+  const char* keys[] = {"filename", "profile_memory"};
+  const char* values[] = {trace.c_str(), "true"};
+  ASSERT_EQ(MXSetProfilerConfig(2, keys, values), 0) << MXGetLastError();
+  ASSERT_EQ(MXSetProfilerState(1), 0) << MXGetLastError();
+  ASSERT_EQ(MXSetProfilerState(0), 0) << MXGetLastError();
+  ASSERT_EQ(MXDumpProfile(1), 0) << MXGetLastError();
+  fs::current_path(old_cwd);
+  EXPECT_TRUE(fs::exists(trace));
+  const fs::path csv = dir / ("gpu_memory_profile-pid_" + std::to_string(getpid()) + ".csv");
+  EXPECT_FALSE(fs::exists(csv)) << csv;
+  fs::remove_all(dir);
 }
 
 }  // namespace
