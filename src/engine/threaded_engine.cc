@@ -720,8 +720,8 @@ class ThreadedEngine final : public Engine, private Completer {
 
   // Whether op, when ready at push, runs inside push on the pushing thread (see dispatch).
   static bool runs_at_push(const OprBlock* op) {
-    return op->waiter == nullptr && (op->prop == FnProperty::kAsync ||
-                                      op->prop == FnProperty::kDeleteVar || op->run_inline);
+    return op->waiter == nullptr &&
+           (op->prop == FnProperty::kAsync || op->prop == FnProperty::kDeleteVar || op->run_inline);
   }
 
   void dispatch(OprBlock* op, bool at_push) {

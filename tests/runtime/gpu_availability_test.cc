@@ -1,7 +1,6 @@
 // Without a GPU (CI): num_gpus() is 0 and every way of reaching gpu(i) fails with a clear error,
 // in a build with the CUDA backend as without it (docs/cuda.md). Skips where a GPU is visible.
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <cstdint>
@@ -85,7 +84,8 @@ TEST_F(NoGpu, MemoryInfoAndArraysFailCleanly) {
 // write, and a dump leaves no empty CSV in the working directory.
 TEST_F(NoGpu, DumpWritesNoGpuMemoryCsv) {
   namespace fs = std::filesystem;
-  const fs::path dir = fs::temp_directory_path() / ("nanomx_no_gpu_csv_" + std::to_string(getpid()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("nanomx_no_gpu_csv_" + std::to_string(getpid()));
   fs::create_directories(dir);
   const fs::path old_cwd = fs::current_path();
   fs::current_path(dir);
