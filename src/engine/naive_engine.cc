@@ -3,6 +3,7 @@
 // returning, at once; otherwise push_async waits for the completion (as MXNet's NaiveEngine).
 #include <condition_variable>
 #include <mutex>
+#include <string>
 
 #include "engine/engines.h"
 #include "engine/var.h"
@@ -65,7 +66,19 @@ class NaiveEngine final : public Engine, private Completer {
   void delete_variable(std::function<void()> on_delete, Context, VarHandle var) override {
     NANOMX_CHECK(var != nullptr) << "delete_variable: null variable";
     free_var(var);
-    if (on_delete) on_delete();
+    if (!on_delete) return;
+    // As an operation's error (and as the threaded engine): kept for the next wait_all.
+    std::string error;
+    try {
+      on_delete();
+      return;
+    } catch (const std::exception& e) {
+      error = std::string("operator (unnamed) failed: ") + e.what();
+    } catch (...) {
+      error = "operator (unnamed) failed: unknown exception";
+    }
+    std::lock_guard lock(mutex_);
+    if (!first_error_) first_error_ = std::make_shared<const std::string>(std::move(error));
   }
 
   void wait_for_var(VarHandle var) override {

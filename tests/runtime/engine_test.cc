@@ -324,6 +324,30 @@ TEST_P(EngineErrorTest, DeleteRunsAfterPendingUses) {
   EXPECT_EQ(delete_at, 1);
 }
 
+// A variable with nothing pending is deleted inside delete_variable, on the calling thread (the
+// threaded engine's fast path does what the delete operation would do at push); an error from
+// the callback reaches wait_all.
+TEST_P(EngineErrorTest, IdleVariableIsDeletedAtOnceAndItsErrorReachesWaitAll) {
+  auto engine = Engine::create(GetParam(), 2);
+  VarHandle var = engine->new_variable();
+  std::thread::id deleted_on;
+  engine->delete_variable([&] { deleted_on = std::this_thread::get_id(); }, Context::cpu(0), var);
+  EXPECT_EQ(deleted_on, std::this_thread::get_id());
+  engine->wait_all();
+
+  VarHandle other = engine->new_variable();
+  engine->delete_variable([] { throw nanomx::Error("the storage would not go"); },
+                          Context::cpu(0), other);
+  try {
+    engine->wait_all();
+    ADD_FAILURE() << "wait_all did not raise the callback's error";
+  } catch (const nanomx::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("the storage would not go"), std::string::npos)
+        << e.what();
+  }
+  engine->wait_all();  // reported once
+}
+
 INSTANTIATE_TEST_SUITE_P(Engines, EngineErrorTest,
                          ::testing::Values(EngineType::kThreadedPerDevice, EngineType::kNaive),
                          [](const auto& info) {
