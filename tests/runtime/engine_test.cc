@@ -336,8 +336,8 @@ TEST_P(EngineErrorTest, IdleVariableIsDeletedAtOnceAndItsErrorReachesWaitAll) {
   engine->wait_all();
 
   VarHandle other = engine->new_variable();
-  engine->delete_variable([] { throw nanomx::Error("the storage would not go"); },
-                          Context::cpu(0), other);
+  engine->delete_variable([] { throw nanomx::Error("the storage would not go"); }, Context::cpu(0),
+                          other);
   try {
     engine->wait_all();
     ADD_FAILURE() << "wait_all did not raise the callback's error";
