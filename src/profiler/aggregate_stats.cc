@@ -232,6 +232,8 @@ Categories merge(const std::vector<ThreadStats::Snapshot>& entries, double ns_pe
       Row row;
       row.name = lookup(static_cast<NameId>(key & 0xffffffffu));
       for (; i < order.size() && order[i].first == key; ++i) {
+        // The sorted order visits the entries out of memory order: fetch a few ahead.
+        if (i + 8 < order.size()) __builtin_prefetch(&entries[order[i + 8].second]);
         const ThreadStats::Snapshot& e = entries[order[i].second];
         if (e.type == StatType::kDuration) {
           double total_us = static_cast<double>(e.total) * ns_per_tick / 1000.0;

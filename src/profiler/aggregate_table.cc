@@ -149,42 +149,55 @@ char* put_count_right(char* p, uint64_t count) {
 std::string format_aggregate_table(std::span<const AggregateCategory> categories) {
   std::string out =
       "\nProfile Statistics:\n\tNote the difference in units for different entries.\n";
-  // Rows are written through a pointer into a buffer reused between calls (its pages stay
-  // warm and it is not zero-filled again), then appended to `out` once per category.
-  static thread_local std::vector<char> rows_text;
+  // Rows are written through a pointer into a small buffer (a few hundred rows: it stays in
+  // the L1/L2 cache) and appended to `out` from there, which is reserved for the whole table
+  // up front: one pass over the table's memory instead of writing a 1 MB staging buffer and
+  // copying it out of a cold cache.
+  constexpr size_t kChunkRows = 256;
+  size_t total_bound = out.size();
+  for (const auto& [category, rows] : categories) {
+    const size_t numbers = is_memory_category(category) ? 3 : 4;
+    total_bound += category.size() + 512;  // title and header
+    for (const AggregateRow& row : rows)
+      total_bound += std::max(row.name.size(), kNameWidth) + kNumberWidth + numbers * 17 + 1;
+  }
+  out.reserve(total_bound);
+  static thread_local std::vector<char> chunk;
   for (const auto& [category, rows] : categories) {
     bool memory = is_memory_category(category);
     out.append(category);
     out.append("\n=================\n");
     append_header(&out, memory);
-    const size_t numbers = memory ? 3 : 4;
-    size_t bound = 0;  // worst case: the name, 20 digits of count, 64 characters per number
-    for (const AggregateRow& row : rows)
-      bound += std::max(row.name.size(), kNameWidth) + 20 + numbers * 65 + 1;
-    if (rows_text.size() < bound) rows_text.resize(bound);
-    char* const begin = rows_text.data();
-    char* p = begin;
-    for (const AggregateRow& row : rows) {
-      std::memcpy(p, row.name.data(), row.name.size());
-      p += row.name.size();
-      if (row.name.size() < kNameWidth) {
-        std::memset(p, ' ', kNameWidth - row.name.size());
-        p += kNameWidth - row.name.size();
-      }
-      p = put_count_right(p, row.count);
-      if (!memory) {
+    for (size_t first = 0; first < rows.size(); first += kChunkRows) {
+      const auto part = rows.subspan(first, std::min(kChunkRows, rows.size() - first));
+      size_t bound = 0;  // worst case: the name, 20 digits of count, 64 characters per number
+      for (const AggregateRow& row : part)
+        bound += std::max(row.name.size(), kNameWidth) + 20 + (memory ? 3 : 4) * 65 + 1;
+      if (chunk.size() < bound) chunk.resize(bound);
+      char* const begin = chunk.data();
+      char* p = begin;
+      for (const AggregateRow& row : part) {
+        std::memcpy(p, row.name.data(), row.name.size());
+        p += row.name.size();
+        if (row.name.size() < kNameWidth) {
+          std::memset(p, ' ', kNameWidth - row.name.size());
+          p += kNameWidth - row.name.size();
+        }
+        p = put_count_right(p, row.count);
+        if (!memory) {
+          *p++ = ' ';
+          p = put_fixed4_right(p, row.total);
+        }
         *p++ = ' ';
-        p = put_fixed4_right(p, row.total);
+        p = put_fixed4_right(p, row.min);
+        *p++ = ' ';
+        p = put_fixed4_right(p, row.max);
+        *p++ = ' ';
+        p = put_fixed4_right(p, row.avg);
+        *p++ = '\n';
       }
-      *p++ = ' ';
-      p = put_fixed4_right(p, row.min);
-      *p++ = ' ';
-      p = put_fixed4_right(p, row.max);
-      *p++ = ' ';
-      p = put_fixed4_right(p, row.avg);
-      *p++ = '\n';
+      out.append(begin, static_cast<size_t>(p - begin));
     }
-    out.append(begin, static_cast<size_t>(p - begin));
     out.push_back('\n');
   }
   return out;
