@@ -205,7 +205,7 @@ def main():
             update_readme(args.readme, f.read().split("\n"),
                           os.path.relpath(args.out, os.path.dirname(os.path.abspath(args.readme))))
         return
-    rounds = args.rounds or (3 if args.quick else 5)
+    rounds = args.rounds or (3 if args.quick else 4)
     env = dict(os.environ)
     env["PYTHONPATH"] = os.path.join(ROOT, "python") + os.pathsep + env.get("PYTHONPATH", "")
     env.setdefault("NANOMX_LIBRARY_PATH", os.path.join(args.build, "python", "nanomx"))
