@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <numeric>
 #include <string>
 #include <thread>
 
@@ -46,6 +47,22 @@ bool tsc_is_invariant() {
 }
 
 TimeZero g_time_zero{};
+uint64_t g_tick_quantum = 1;
+
+// The gcd of the steps between consecutive readings, spaced unevenly so that the gcd is the
+// counter's step and not the cost of a read (which can be a near-constant number of ticks).
+// Stops at 1, which bare metal reaches within a few readings.
+uint64_t measure_tick_quantum() {
+  uint64_t quantum = 0;
+  uint64_t previous = now_ticks();
+  for (int i = 0; i < 4000 && quantum != 1; ++i) {
+    for (int spin = 0; spin < i % 13; ++spin) asm volatile("");
+    uint64_t t = now_ticks();
+    quantum = std::gcd(quantum, t - previous);
+    previous = t;
+  }
+  return quantum == 0 ? 1 : quantum;
+}
 
 }  // namespace
 
@@ -89,6 +106,7 @@ __attribute__((constructor(101))) static void init_profiler_clock() {
     (void)unix_ns();
     (void)now_ticks();
   }
+  g_tick_quantum = measure_tick_quantum();
   ClockPair zero = read_clock_pair();
   // The Unix time of the same instant, from a realtime read bracketed by monotonic reads.
   uint64_t best_gap = UINT64_MAX, unix_at_zero = 0;
@@ -107,6 +125,20 @@ __attribute__((constructor(101))) static void init_profiler_clock() {
 
 const TimeZero& time_zero() { return g_time_zero; }
 const char* tick_source() { return detail::use_tsc ? "tsc" : "CLOCK_MONOTONIC"; }
+uint64_t tick_quantum() { return g_tick_quantum; }
+
+uint64_t timestamp_unit_ns(double resolution_ns) {
+  uint64_t unit = 1;
+  while (unit < 1000 && static_cast<double>(unit * 10) <= resolution_ns) unit *= 10;
+  return unit;
+}
+
+double TickConverter::ns_per_tick() const {
+  if (!detail::use_tsc || anchors_.size() < 2) return 1.0;
+  const Anchor& first = anchors_.front();
+  const Anchor& last = anchors_.back();
+  return static_cast<double>(last.ns - first.ns) / static_cast<double>(last.ticks - first.ticks);
+}
 
 void TickConverter::anchor_now() {
   if (!detail::use_tsc) return;  // ticks are already nanoseconds

@@ -22,6 +22,14 @@ struct TimeZero {
 const TimeZero& time_zero();
 // "tsc" or "CLOCK_MONOTONIC": what now_ticks() reads.
 const char* tick_source();
+// The smallest step the tick counter takes, in ticks, measured once at load as the greatest
+// common divisor of the steps between many readings. 1 on bare metal; some hypervisors advance
+// the TSC in coarser steps (21 ticks, about 10 ns, on the 2-core VMs this project runs on).
+uint64_t tick_quantum();
+// The decimal unit (1, 10, 100 or 1000 ns) a trace's timestamps are rounded to: the largest one
+// not coarser than the clock's resolution, so rounding never merges two readings the clock
+// tells apart and the file prints no digit the clock cannot resolve.
+uint64_t timestamp_unit_ns(double resolution_ns);
 
 class TickConverter {
  public:
@@ -29,6 +37,11 @@ class TickConverter {
   void anchor_now();
   // Nanoseconds since time zero; monotonic in `ticks`. Ticks before time zero map to 0.
   uint64_t to_ns(uint64_t ticks) const;
+  // Nanoseconds per tick over the anchors so far (1 when ticks are nanoseconds or before a
+  // first slope).
+  double ns_per_tick() const;
+  // The clock's resolution in nanoseconds: tick_quantum() ticks.
+  double resolution_ns() const { return static_cast<double>(tick_quantum()) * ns_per_tick(); }
 
  private:
   struct Anchor {

@@ -238,7 +238,8 @@ struct Profiler {
     writer.forget_finished_file();
     // The same ts = 0 as the file before: a series is stitched by concatenating its events.
     const uint64_t zero_ns = writer.zero_ns();
-    writer.start_file(current_path(), config.duration_events, config.fsync, zero_ns);
+    writer.start_file(current_path(), config.duration_events, config.fsync, zero_ns,
+                      writer.unit_ns());
   }
 
   void update_gate() {
@@ -302,6 +303,11 @@ struct Profiler {
     const TimeZero& zero = time_zero();
     s += ",\"time_zero_unix_ns\":" + std::to_string(zero.unix_ns + writer.zero_ns());
     s += ",\"time_zero_monotonic_ns\":" + std::to_string(zero.monotonic_ns + writer.zero_ns());
+    // What ts and dur are rounded to, and why: the clock's measured resolution.
+    char resolution[32];
+    snprintf(resolution, sizeof resolution, "%.3f", clock.resolution_ns());
+    s += ",\"clock_resolution_ns\":" + std::string(resolution);
+    s += ",\"ts_unit_ns\":" + std::to_string(writer.unit_ns());
     s += ",\"os_pid\":" + std::to_string(getpid());  // per flush: a forked child has its own
     s += ",\"dropped_events\":" + std::to_string(file_total);
     s += ",\"dropped_events_by_kind\":{" + by_kind + "}";
@@ -346,7 +352,8 @@ struct Profiler {
     clock.anchor_now();
     if (!writer.has_file()) {
       writer.start_file(current_path(), config.duration_events, config.fsync,
-                        clock.to_ns(std::min(recording_began_ticks, earliest_pending_begin())));
+                        clock.to_ns(std::min(recording_began_ticks, earliest_pending_begin())),
+                        timestamp_unit_ns(clock.resolution_ns()));
     }
     // Text that a failed write left goes first. While it cannot be written nothing more is
     // drained: the records wait in the thread buffers, bounded by max_buffer_mb, instead of

@@ -36,7 +36,8 @@ TraceWriter::~TraceWriter() { close(); }
 
 void TraceWriter::close() {
   if (file_.is_open() && pending_.empty()) {
-    finished_ = {file_.path(), file_.body_bytes(), file_.body_bytes() + trailer_bytes_, zero_ns_};
+    finished_ = {file_.path(), file_.body_bytes(), file_.body_bytes() + trailer_bytes_, zero_ns_,
+                 unit_ns_};
   } else {
     finished_ = {};  // nothing committed, or events not written: the file cannot be continued
   }
@@ -46,11 +47,12 @@ void TraceWriter::close() {
 }
 
 void TraceWriter::start_file(const std::string& path, DurationEvents durations, bool sync,
-                             uint64_t zero_ns) {
+                             uint64_t zero_ns, uint64_t unit_ns) {
   const Finished finished = finished_;
   close();
   durations_ = durations;
   zero_ns_ = zero_ns;
+  unit_ns_ = unit_ns == 0 ? 1 : unit_ns;
   // Continue the file this writer finished last, if it is still what was written there.
   if (!finished.path.empty() && finished.path == path) {
     struct stat st {};
@@ -60,6 +62,7 @@ void TraceWriter::start_file(const std::string& path, DurationEvents durations, 
         file_.reopen(path, finished.body_bytes, sync);
         records_in_file_ = 1;
         zero_ns_ = finished.zero_ns;
+        unit_ns_ = finished.unit_ns;
         return;
       } catch (const Error&) {
         // Changed under us: start it afresh below.
@@ -103,13 +106,26 @@ void TraceWriter::append_u64(uint64_t v) {
   pending_.append(p, static_cast<size_t>(buf + sizeof buf - p));
 }
 
+int64_t TraceWriter::file_offset(uint64_t ns) const {
+  const int64_t offset = static_cast<int64_t>(ns - zero_ns_);
+  if (unit_ns_ == 1) return offset;
+  const int64_t unit = static_cast<int64_t>(unit_ns_);
+  const int64_t units = offset >= 0 ? (offset + unit / 2) / unit : -((unit / 2 - offset) / unit);
+  return units * unit;
+}
+
 void TraceWriter::append_ts(uint64_t ns) {
-  if (ns >= zero_ns_) {
-    append_micros(ns - zero_ns_);
+  const int64_t offset = file_offset(ns);
+  if (offset >= 0) {
+    append_micros(static_cast<uint64_t>(offset));
   } else {
     pending_.push_back('-');
-    append_micros(zero_ns_ - ns);
+    append_micros(static_cast<uint64_t>(-offset));
   }
+}
+
+void TraceWriter::append_duration(uint64_t b, uint64_t e) {
+  append_micros(static_cast<uint64_t>(file_offset(e) - file_offset(b)));
 }
 
 void TraceWriter::append_micros(uint64_t ns) {
@@ -250,7 +266,7 @@ void TraceWriter::write_duration(const Record& r, Row row, const TickConverter& 
   if (durations_ == DurationEvents::kComplete) {
     open_event(r, "X", b);
     pending_.append(",\"dur\":");
-    append_micros(e - b);
+    append_duration(b, e);
     append_common_tail(row.pid, row.tid);
     if (shapes) append_shapes(shapes, shape_records);
     pending_.push_back('}');
@@ -384,7 +400,7 @@ void TraceWriter::write_step(const Record& r, Row row, const TickConverter& cloc
   pending_.append(",\"ph\":\"X\",\"ts\":");
   append_ts(b);
   pending_.append(",\"dur\":");
-  append_micros(e - b);
+  append_duration(b, e);
   append_common_tail(row.pid, row.tid);
   pending_.push_back('}');
 }

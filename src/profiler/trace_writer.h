@@ -27,12 +27,16 @@ class TraceWriter {
   // finished last (a later dump never erases an earlier one), else starts it afresh (visible at
   // the first commit) with `ts = 0` at `zero_ns` (nanoseconds since the process's time zero): a
   // file's timestamps count from when its recording began, not from when the library loaded, so
-  // they stay short in long-running processes. A continued file keeps its zero. Throws
-  // nanomx::Error when it cannot be opened, leaving no file current.
+  // they stay short in long-running processes. Timestamps and durations are rounded to `unit_ns`
+  // (timestamp_unit_ns of the clock's resolution), so they carry no digit the clock cannot
+  // resolve. A continued file keeps its zero and unit. Throws nanomx::Error when it cannot be
+  // opened, leaving no file current.
   void start_file(const std::string& path, DurationEvents durations, bool sync,
-                  uint64_t zero_ns = 0);
+                  uint64_t zero_ns = 0, uint64_t unit_ns = 1);
   // The current file's zero, in nanoseconds since the process's time zero.
   uint64_t zero_ns() const { return zero_ns_; }
+  // What the current file's timestamps are rounded to, in nanoseconds.
+  uint64_t unit_ns() const { return unit_ns_; }
   bool has_file() const { return file_.is_open(); }
   // Finishes the current file; the next start_file of the same path continues it.
   void close();
@@ -75,10 +79,16 @@ class TraceWriter {
  private:
   void begin_event();
   void append_escaped_name(NameId id);
+  // `ns` since the process's time zero as an offset from the file's zero, rounded to the unit
+  // (monotonic, so rounding keeps every order and nesting; half a unit rounds away from zero).
+  int64_t file_offset(uint64_t ns) const;
   // A timestamp (`ns` since the process's time zero) relative to the file's zero; a record
   // older than the zero (a user object recorded before the profiler was configured) gets a
   // negative one.
   void append_ts(uint64_t ns);
+  // The duration from `b` to `e` (ns since the process's time zero) as the difference of their
+  // rounded offsets, so that ts + dur is exactly the rounded end.
+  void append_duration(uint64_t b, uint64_t e);
   // Microseconds with as many fraction digits as the nanoseconds need (none, one, two or three):
   // exact, and a few bytes shorter than a fixed three.
   void append_micros(uint64_t ns);
@@ -116,6 +126,7 @@ class TraceWriter {
   uint64_t events_written_ = 0;
   uint64_t records_in_file_ = 0;
   uint64_t zero_ns_ = 0;
+  uint64_t unit_ns_ = 1;
   std::string pending_;
   // Per file: which process and thread rows already have their metadata in it.
   std::unordered_set<uint32_t> described_pids_;
@@ -139,7 +150,7 @@ class TraceWriter {
   // The file finished last, continued by a later start_file of the same path.
   struct Finished {
     std::string path;
-    uint64_t body_bytes = 0, file_bytes = 0, zero_ns = 0;
+    uint64_t body_bytes = 0, file_bytes = 0, zero_ns = 0, unit_ns = 1;
   };
   Finished finished_;
   // Per process: JSON-escaped names by id, and the pid given to each category.

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <ctime>
 #include <fstream>
 #include <set>
@@ -11,6 +12,7 @@
 
 #include "nanomx/error.h"
 #include "nanomx/profiler.h"
+#include "profiler/clock.h"
 #include "profiler/hooks.h"
 #include "profiler_fixture.h"
 #include "trace_file.h"
@@ -187,15 +189,21 @@ TEST_F(Trace, TimestampsAreMicrosecondsWithNanosecondFractions) {
   double duration_us = ev[1]["ts"].get<double>() - ev[0]["ts"].get<double>();
   EXPECT_GT(duration_us, 2900);
   EXPECT_LT(duration_us, 1e6);
-  // Every ts has at most three decimals (nanoseconds) and no trailing zero: "12", "12.5",
-  // "12.34", "12.345".
+  // The file says what it rounded to, and why: the unit is the clock's resolution's.
+  const double resolution = t["otherData"]["clock_resolution_ns"].get<double>();
+  const uint64_t unit = t["otherData"]["ts_unit_ns"].get<uint64_t>();
+  EXPECT_GT(resolution, 0);
+  EXPECT_EQ(unit, prof::timestamp_unit_ns(resolution));
+  // Every ts has at most three decimals (nanoseconds), none below the unit, and no trailing
+  // zero: "12", "12.5", "12.34", "12.345".
+  const size_t max_digits = 3 - static_cast<size_t>(std::log10(static_cast<double>(unit)));
   for (size_t at = text.find("\"ts\":"); at != std::string::npos;
        at = text.find("\"ts\":", at + 1)) {
     size_t begin = at + 5, end = text.find_first_of(",}", begin);
     std::string number = text.substr(begin, end - begin);
     size_t dot = number.find('.');
     if (dot == std::string::npos) continue;
-    EXPECT_LE(number.size() - dot - 1, 3u) << number;
+    EXPECT_LE(number.size() - dot - 1, max_digits) << number;
     EXPECT_NE(number.back(), '0') << number;
   }
 }
