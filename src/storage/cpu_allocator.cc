@@ -19,11 +19,25 @@ namespace {
 // is counted on the device row it was allocated for.
 // A spin lock, not a std::mutex: blocks are allocated on the pushing thread and released on a
 // worker, and a contended std::mutex sleeps in the kernel at once (microseconds).
+// The power-of-two classes (up to 1 MiB) are found by their bit index, the rest by a hash
+// lookup: a tiny operator allocates and frees one block, and the hash's division showed.
+constexpr size_t kSmallClasses = 21;  // 2^0 .. 2^20 bytes (the smallest used is kAlignment)
 struct Pool {
   base::SpinLock mutex;
-  std::unordered_map<size_t, std::vector<void*>> free_blocks;
+  std::vector<void*> small_blocks[kSmallClasses];
+  std::unordered_map<size_t, std::vector<void*>> large_blocks;  // multiples of 64 KiB > 1 MiB
   size_t pooled = 0;
   size_t limit = 0;
+  std::vector<void*>& blocks_of(size_t capacity) {
+    if (capacity <= (size_t{1} << 20)) return small_blocks[std::countr_zero(capacity)];
+    return large_blocks[capacity];
+  }
+  // The free list of `capacity`, or null when none was ever made (no insertion).
+  std::vector<void*>* find(size_t capacity) {
+    if (capacity <= (size_t{1} << 20)) return &small_blocks[std::countr_zero(capacity)];
+    auto it = large_blocks.find(capacity);
+    return it == large_blocks.end() ? nullptr : &it->second;
+  }
 };
 
 Pool& pool() {
@@ -66,10 +80,10 @@ Block CpuAllocator::allocate(size_t size, Context ctx) {
   {
     Pool& p = pool();
     std::lock_guard lock(p.mutex);
-    auto it = p.free_blocks.find(capacity);
-    if (it != p.free_blocks.end() && !it->second.empty()) {
-      data = it->second.back();
-      it->second.pop_back();
+    std::vector<void*>* blocks = p.find(capacity);
+    if (blocks != nullptr && !blocks->empty()) {
+      data = blocks->back();
+      blocks->pop_back();
       p.pooled -= capacity;
     }
   }
@@ -96,7 +110,7 @@ void CpuAllocator::release(Block& block) {
   {
     std::lock_guard lock(p.mutex);
     if (p.pooled + block.capacity <= p.limit) {
-      p.free_blocks[block.capacity].push_back(block.data);
+      p.blocks_of(block.capacity).push_back(block.data);
       p.pooled += block.capacity;
       keep = true;
     }
@@ -108,7 +122,11 @@ void CpuAllocator::release(Block& block) {
 void CpuAllocator::release_pooled() {
   Pool& p = pool();
   std::lock_guard lock(p.mutex);
-  for (auto& [capacity, blocks] : p.free_blocks) {
+  for (std::vector<void*>& blocks : p.small_blocks) {
+    for (void* data : blocks) std::free(data);
+    blocks.clear();
+  }
+  for (auto& [capacity, blocks] : p.large_blocks) {
     for (void* data : blocks) std::free(data);
     blocks.clear();
   }
