@@ -34,6 +34,7 @@
 #include <utility>
 
 #include "nanomx/context.h"
+#include "nanomx/function_ref.h"
 #include "nanomx/profiler.h"
 #include "nanomx/shape.h"
 
@@ -125,6 +126,17 @@ class Engine {
   // A variable listed in both is treated as written; duplicates are ignored.
   virtual void push(std::function<void()> fn, Context ctx, std::span<const VarHandle> reads,
                     std::span<const VarHandle> writes, const PushOptions& options = {}) = 0;
+  // push without the owning function, for an operation that can run right now: when push would
+  // run it inside push (threaded engine: ready at push, on a CPU device and at most the inline
+  // bytes, see PushOptions::bytes_touched; naive engine: always), it runs fn here, before
+  // returning true, under every rule of push (order, skipping and keeping errors, profiling).
+  // Otherwise it returns false having done nothing, and the caller pushes the operation with a
+  // function that owns what it needs. An eager operator call so skips building that function
+  // and its references to the arrays (ops::invoke). Only push's operations: never kAsync or
+  // kDeleteVar.
+  virtual bool try_run_inline(FunctionRef<void()> fn, Context ctx, std::span<const VarHandle> reads,
+                              std::span<const VarHandle> writes,
+                              const PushOptions& options = {}) = 0;
   // The asynchronous form: fn receives the operation's Completion; the operation (and, for the
   // naive engine, this call) ends when the completion is called. Same ordering as push.
   virtual void push_async(AsyncFn fn, Context ctx, std::span<const VarHandle> reads,

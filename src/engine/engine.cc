@@ -248,12 +248,19 @@ void complete_once(OprBlock* op, ErrorRef error) {
 void raise_error(const ErrorRef& error) { throw Error(*error); }
 
 ErrorRef run_opr_block(OprBlock& op, bool& new_error) {
+  if (!op.fn)
+    return run_opr_block(
+        op, [] {}, new_error);
+  return run_opr_block(op, op.fn, new_error);
+}
+
+ErrorRef run_opr_block(OprBlock& op, FunctionRef<void()> fn, bool& new_error) {
   new_error = false;
   if (ErrorRef inherited = input_error(op)) return inherited;  // skipped
   const uint64_t begin = op.profiled ? profiler::now_ticks() : 0;
   ErrorRef error;
   try {
-    if (op.fn) op.fn();
+    fn();
   } catch (...) {
     error = wrap_error(op, std::current_exception());
     new_error = true;

@@ -13,16 +13,31 @@ namespace nanomx::engine {
 namespace {
 
 class NaiveEngine final : public Engine, private Completer {
+  static constexpr auto kNothing = [] {};
+
  public:
   VarHandle new_variable() override { return new_var(); }
 
   void push(std::function<void()> fn, Context ctx, std::span<const VarHandle> reads,
             std::span<const VarHandle> writes, const PushOptions& options) override {
+    run(fn ? FunctionRef<void()>(fn) : FunctionRef<void()>(kNothing), ctx, reads, writes, options);
+  }
+
+  // Everything runs inside push here, so every operation runs inline.
+  bool try_run_inline(FunctionRef<void()> fn, Context ctx, std::span<const VarHandle> reads,
+                      std::span<const VarHandle> writes, const PushOptions& options) override {
+    NANOMX_CHECK(options.prop != FnProperty::kAsync && options.prop != FnProperty::kDeleteVar)
+        << "engine: try_run_inline takes only push's operations (not kAsync or kDeleteVar)";
+    run(fn, ctx, reads, writes, options);
+    return true;
+  }
+
+  void run(FunctionRef<void()> fn, Context ctx, std::span<const VarHandle> reads,
+           std::span<const VarHandle> writes, const PushOptions& options) {
     OprBlock op;
-    op.fn = std::move(fn);
     init_opr_block(op, ctx, reads, writes, options);
     bool new_error = false;
-    ErrorRef error = run_opr_block(op, new_error);
+    ErrorRef error = run_opr_block(op, fn, new_error);
     if (!error) return;
     for (Var* v : op.writes) {
       std::lock_guard lock(v->mutex);

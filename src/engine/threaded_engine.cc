@@ -374,6 +374,62 @@ class ThreadedEngine final : public Engine, private Completer {
     submit(op);
   }
 
+  // What submit + dispatch do for an operation that runs at push, without the heap block and
+  // the owning function: the operation lives on this stack, each variable is granted to it
+  // under its lock as append_read / append_write would grant it, it runs through the code the
+  // workers run (run_opr_block), and release_variables ends it as finish does. When a variable
+  // is not free (pending work, or another thread got there first), the variables granted so far
+  // are handed back and the caller pushes the operation instead.
+  bool try_run_inline(FunctionRef<void()> fn, Context ctx, std::span<const VarHandle> reads,
+                      std::span<const VarHandle> writes, const PushOptions& options) override {
+    NANOMX_CHECK(options.prop != FnProperty::kAsync && options.prop != FnProperty::kDeleteVar)
+        << "engine: try_run_inline takes only push's operations (not kAsync or kDeleteVar)";
+    // As push decides run_inline.
+    if (options.bytes_touched == 0 || options.bytes_touched > inline_bytes_ || !ctx.is_cpu()) {
+      return false;
+    }
+    if (find_pool(ctx) == nullptr) pool_for(ctx);  // as push: its workers exist from now on
+    OprBlock op;
+    init_opr_block(op, ctx, reads, writes, options);
+    size_t granted_reads = 0, granted_writes = 0;
+    auto hand_back = [&] {
+      ReadyList ready;
+      for (size_t i = 0; i < granted_reads; ++i) complete_read(op.reads.begin()[i], ready);
+      for (size_t i = 0; i < granted_writes; ++i)
+        complete_write(op.writes.begin()[i], false, ready);
+      ready.for_each([this](OprBlock* next) { dispatch(next, false); });
+    };
+    bool free = true;
+    try {
+      for (Var* v : op.reads) {
+        if (!(free = try_grant_read(v))) break;
+        ++granted_reads;
+      }
+      for (Var* v : op.writes) {
+        if (!free || !(free = try_grant_write(v))) break;
+        ++granted_writes;
+      }
+    } catch (...) {  // a deleted variable: push would have refused it too
+      hand_back();
+      throw;
+    }
+    if (!free) {
+      hand_back();
+      return false;
+    }
+    bool new_error = false;
+#ifdef NANOMX_HAVE_CUDA
+    const bool nvtx_range = op.profiled && op.name != nullptr;
+    if (nvtx_range) profiler::nvtx::push(op.name);
+    ErrorRef error = run_opr_block(op, fn, new_error);
+    if (nvtx_range) profiler::nvtx::pop();
+#else
+    ErrorRef error = run_opr_block(op, fn, new_error);
+#endif
+    release_variables(&op, std::move(error), new_error);
+    return true;
+  }
+
   void push_async(AsyncFn fn, Context ctx, std::span<const VarHandle> reads,
                   std::span<const VarHandle> writes, const PushOptions& options) override {
     if (find_pool(ctx) == nullptr) pool_for(ctx);
@@ -505,8 +561,18 @@ class ThreadedEngine final : public Engine, private Completer {
     pending_.fetch_add(1, std::memory_order_relaxed);
     op->wait.store(static_cast<int>(op->reads.size() + op->writes.size()) + 1,
                    std::memory_order_relaxed);
-    for (Var* v : op->reads) append_read(v, op);
-    for (Var* v : op->writes) append_write(v, op);
+    {
+      // One operation's appends are not interleaved with another's: threads pushing at once
+      // could otherwise queue A before B on one variable and B before A on another, and each
+      // would wait for the other for good (A holds a granted read that B's write waits for while
+      // B holds the write A waits for). With the lock every variable's queue follows one push
+      // order. An operation on one variable holds nothing while it waits, so it skips the lock
+      // (deletions, waits); try_run_inline never waits while it holds a grant, so it needs none.
+      std::unique_lock lock(push_lock_, std::defer_lock);
+      if (op->reads.size() + op->writes.size() > 1) lock.lock();
+      for (Var* v : op->reads) append_read(v, op);
+      for (Var* v : op->writes) append_write(v, op);
+    }
     // The push flow links the pushing thread to wherever the operation runs later; one that
     // runs right here, inside push, needs none. Only this push's own count is left when every
     // variable was ready (the others were taken as each became ready), and nothing else can
@@ -589,6 +655,25 @@ class ThreadedEngine final : public Engine, private Completer {
       v->queue.erase(v->queue.begin(), v->queue.begin() + static_cast<ptrdiff_t>(v->head));
       v->head = 0;
     }
+  }
+
+  // The grant append_read / append_write give a free variable, or false (nothing changed) when
+  // the variable has pending work: try_run_inline's operation then waits its turn in push.
+  static bool try_grant_read(Var* v) {
+    std::lock_guard lock(v->mutex);
+    NANOMX_CHECK(!v->deleting) << "engine: variable used after delete_variable";
+    if (v->head != v->queue.size() || v->write_active) return false;
+    ++v->running_reads;
+    return true;
+  }
+
+  static bool try_grant_write(Var* v) {
+    std::lock_guard lock(v->mutex);
+    NANOMX_CHECK(!v->deleting) << "engine: variable used after delete_variable";
+    if (v->head != v->queue.size() || v->write_active || v->running_reads != 0) return false;
+    v->write_active = true;
+    v->writer = nullptr;  // nothing to claim for a waiter: it runs on this thread now
+    return true;
   }
 
   void append_read(Var* v, OprBlock* op) {
@@ -820,6 +905,16 @@ class ThreadedEngine final : public Engine, private Completer {
   // Ends op: keeps its error, releases its variables, frees a synchronous op (an asynchronous
   // one is freed by its last reference) and dispatches what became ready.
   void finish(OprBlock* op, ErrorRef error, bool new_error) {
+    const bool is_async = op->async != nullptr;
+    if (!is_async) op->fn = nullptr;  // releases captured arrays now (may push deletions)
+    release_variables(op, std::move(error), new_error, /*free_op=*/!is_async);
+    end_pending();
+  }
+
+  // The part of finish that try_run_inline's operation (on its stack) shares: keeps the error,
+  // releases the variables, starts the dependency flows, frees op when free_op says so, and
+  // dispatches what became ready.
+  void release_variables(OprBlock* op, ErrorRef error, bool new_error, bool free_op = false) {
     const bool deleting = op->prop == FnProperty::kDeleteVar;
     if (error && !deleting) {
       for (Var* v : op->writes) {
@@ -832,8 +927,6 @@ class ThreadedEngine final : public Engine, private Completer {
       if (!first_error_) first_error_ = error;
     }
     error.reset();
-    const bool is_async = op->async != nullptr;
-    if (!is_async) op->fn = nullptr;  // releases captured arrays now (may push deletions)
     ReadyList ready;
     for (Var* v : op->reads) complete_read(v, ready);
     for (Var* v : op->writes) complete_write(v, deleting, ready);
@@ -847,9 +940,8 @@ class ThreadedEngine final : public Engine, private Completer {
           next->dependency_flow_id = profiler::dependency_flow_start(op->slot, op->end_ticks);
       });
     }
-    if (!is_async) delete op;
+    if (free_op) delete op;
     ready.for_each([this](OprBlock* next) { dispatch(next, false); });
-    end_pending();
   }
 
   void end_pending() {
@@ -861,6 +953,7 @@ class ThreadedEngine final : public Engine, private Completer {
 
   const int cpu_workers_;
   const size_t inline_bytes_;
+  base::SpinLock push_lock_;  // held while one operation appends itself to its variables
 #ifdef NANOMX_HAVE_CUDA
   // MXNet's MXNET_GPU_WORKER_NTHREADS (2) and MXNET_GPU_COPY_NTHREADS (2; here 1 by default).
   const int gpu_workers_ = env::get_int("GPU_WORKER_NTHREADS", 2);

@@ -184,6 +184,8 @@ OprBlock* new_async_opr_block(AsyncFn fn, Completer* completer, Context ctx,
 // Runs op->fn unless an input holds an error (then returns that error), recording the profiler
 // event. Returns the error the op produced or inherited (null when it succeeded).
 ErrorRef run_opr_block(OprBlock& op, bool& new_error);
+// The same with the function given apart (op.fn stays empty): the inline path of try_run_inline.
+ErrorRef run_opr_block(OprBlock& op, FunctionRef<void()> fn, bool& new_error);
 
 // Asynchronous operations. The caller holds one reference to op (refs >= 1) and drops it with
 // release_opr_ref when done with op. run_async_opr_block calls op->async->fn with a Completion

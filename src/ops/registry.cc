@@ -541,8 +541,12 @@ struct Launch : base::Pooled<Launch> {
   // (temporary, output) where an output shares storage with an input it may not overwrite.
   std::vector<std::pair<NDArray, NDArray>> copy_back;
 
-  void operator()() const {
-    (*kernel)(params, in.span(), out.span());
+  void operator()() const { run(in.span()); }
+
+  // The kernel on `inputs` (the launch's own references, or the caller's arrays when the call
+  // runs before invoke returns), then the copies out of temporaries.
+  void run(std::span<const NDArray> inputs) const {
+    (*kernel)(params, inputs, out.span());
     for (const auto& [temp, dest] : copy_back) {
       if (dest.nbytes()) std::memcpy(dest.data(), temp.data(), dest.nbytes());
     }
@@ -698,11 +702,7 @@ void invoke_into(const Op& op, std::span<const NDArray> in, const Attrs& attrs,
   // The engine variables: the inputs' (read), then the state's and the outputs' (written).
   SmallVector<engine::VarHandle, 8> vars;
   vars.reserve(n_in + n_out + 1 + op.mutate_inputs.size());
-  launch.in.reserve(n_in);
-  for (const NDArray& a : in) {
-    launch.in.push_back(a);
-    vars.push_back(a.var());
-  }
+  for (const NDArray& a : in) vars.push_back(a.var());
   if (op.state_var) vars.push_back(op.state_var());
   // A variable listed as both read and written counts as written (engine.h).
   if (op.input_group > 1) {
@@ -733,9 +733,14 @@ void invoke_into(const Op& op, std::span<const NDArray> in, const Attrs& attrs,
   options.bytes_touched = bytes;
   const Context push_ctx = results[0].ctx();
   const std::span<const engine::VarHandle> all_vars = vars.span();
+  auto keep_inputs = [&] {  // the launch's own references, for work that outlives this call
+    launch.in.reserve(n_in);
+    for (const NDArray& a : in) launch.in.push_back(a);
+  };
   if (op.run_async) {
     NANOMX_CHECK(launch.copy_back.empty())
         << op.name << ": an output may not share storage with an input of this operator";
+    keep_inputs();
     // Unnamed: never profiled (the work it hands off is).
     engine::PushOptions async_options;
     async_options.prop = engine::FnProperty::kAsync;
@@ -747,8 +752,15 @@ void invoke_into(const Op& op, std::span<const NDArray> in, const Attrs& attrs,
         push_ctx, all_vars.first(n_in), all_vars.subspan(n_in), async_options);
     return;
   }
-  engine::Engine::get().push(std::move(launch), push_ctx, all_vars.first(n_in),
-                             all_vars.subspan(n_in), options);
+  engine::Engine& engine = engine::Engine::get();
+  // Ready and small: it runs right here, on the caller's arrays (they outlive this call), with no
+  // owning function to build (engine.h, try_run_inline).
+  if (engine.try_run_inline([&] { launch.run(in); }, push_ctx, all_vars.first(n_in),
+                            all_vars.subspan(n_in), options)) {
+    return;
+  }
+  keep_inputs();
+  engine.push(std::move(launch), push_ctx, all_vars.first(n_in), all_vars.subspan(n_in), options);
 }
 
 std::vector<NDArray> invoke(const Op& op, std::span<const NDArray> inputs, const Attrs& attrs,

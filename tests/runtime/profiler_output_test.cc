@@ -189,6 +189,47 @@ TEST(ProfilerOutput, OpRunByTheWaitingThreadIsOnItsThreadUnderTheDeviceRow) {
   std::filesystem::remove(path);
 }
 
+// An eager operator call whose arrays are free runs inside ops::invoke (Engine::try_run_inline):
+// its event is on the cpu/0 row, on the calling thread, with its shapes, and has no push flow
+// (it starts where it was pushed). Its output is complete when invoke returns.
+TEST(ProfilerOutput, OperatorRunInsideInvokeIsOnTheCallingThreadUnderTheDeviceRow) {
+  auto& engine = engine::Engine::get();
+  if (engine.type() == engine::EngineType::kNaive) GTEST_SKIP() << "needs the threaded engine";
+  const std::string path =
+      (std::filesystem::temp_directory_path() / "nanomx_runtime_inline.json").string();
+  NDArray a = ops::invoke("_ones", {}, {{"shape", "(3, 2)"}})[0];
+  engine.wait_all();
+  profiler::set_config(
+      {{"profile_imperative", "true"}, {"filename", path}, {"continuous_dump", "false"}});
+  profiler::set_state(profiler::State::kRunning);
+  {
+    NDArray b = ops::invoke("broadcast_add", std::vector<NDArray>{a, a})[0];
+    EXPECT_EQ(static_cast<const float*>(b.data())[5], 2.0f);  // written already: no wait
+  }
+  profiler::set_state(profiler::State::kStopped);
+  profiler::dump(true);
+  engine.wait_all();
+
+  const json trace = read_trace(path);
+  json add;
+  size_t flows = 0;
+  for (const auto& e : trace["traceEvents"]) {
+    const std::string ph = e["ph"];
+    if (ph == "s" || ph == "f") ++flows;
+    if (e.value("cat", "") == "operator" && (ph == "B" || ph == "X") &&
+        e["name"] == "broadcast_add") {
+      add = e;
+    }
+  }
+  ASSERT_TRUE(add.is_object()) << trace.dump();
+  EXPECT_EQ(meta_name(trace, "process_name", add["pid"], 0), "cpu/0");
+  EXPECT_EQ(meta_name(trace, "thread_name", add["pid"], add["tid"]), "main");
+  EXPECT_EQ(add["args"]["inputs"], json::parse("[[3,2],[3,2]]"));
+  EXPECT_EQ(add["args"]["outputs"], json::parse("[[3,2]]"));
+  EXPECT_EQ(flows, 0u);
+  std::filesystem::remove(path);
+}
+
 // Dependency flows (docs/trace-format.md#dependency-flows): in a chain A -> B -> C, A's
 // completion makes B ready and B's makes C ready, so the trace has the arrows A -> B and B -> C,
 // each from the end of the earlier span (its row and thread) to the start of the later one. D,
