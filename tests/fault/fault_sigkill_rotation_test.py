@@ -2,7 +2,8 @@
 
 Each round starts `profiler_child rotating DIR/trace.json` (the counter "progress" counting up,
 continuous dump every 20 ms plus a dump(false) every 500 values, files of 0.05 MiB, so a new
-file starts every few milliseconds), kills it at a random moment in its first 0.4 s and checks
+file starts every few milliseconds), kills it at a random moment in the first 0.4 s after it
+says it is recording and checks
 what it left: every visible file of the series loads as a complete trace (only hidden work
 files beside them), the series has no gap in its indexes and each file names its predecessor,
 and the counter's values across the files in series order are 0, 1, 2, ... M with none lost
@@ -82,14 +83,20 @@ def main():
         child = subprocess.Popen([fault_util.CHILD, "rotating", os.path.join(work, "trace.json")],
                                  stdout=subprocess.PIPE)
         flushed = [-1]
+        recording = threading.Event()
 
-        def read(out=child.stdout, flushed=flushed):
+        def read(out=child.stdout, flushed=flushed, recording=recording):
             for line in out:
+                if line.startswith(b"recording"):
+                    recording.set()
                 if line.startswith(b"flushed "):
                     flushed[0] = int(line.split()[1])
 
         reader = threading.Thread(target=read)
         reader.start()
+        # The window counts from when the child records, not from its exec: loading its
+        # libraries can take longer than the window itself on a loaded machine.
+        recording.wait(timeout=60)
         time.sleep(rng.uniform(0.02, 0.4))
         reported = flushed[0]  # flushed before the kill, whatever the reader sees after it
         child.send_signal(signal.SIGKILL)

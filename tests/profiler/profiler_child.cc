@@ -10,8 +10,9 @@
 //                                    once recording started
 //   profiler_child rotating FILE     the rotation fault test's load (tests/fault): records the
 //                                    counter "progress" 0, 1, 2, ... into rotating files of
-//                                    0.05 MiB (continuous dump every 20 ms), prints "flushed N"
-//                                    after each dump(false) that holds every value up to N
+//                                    0.05 MiB (continuous dump every 20 ms), prints "recording"
+//                                    once it records, then "flushed N" after each dump(false)
+//                                    that holds every value up to N
 //   profiler_child mode              prints the profiler's mode and state
 //   profiler_child flush-then-exit FILE
 //                                    dumps once without finishing, records more, then exits
@@ -94,6 +95,10 @@ int main(int argc, char** argv) {
                       {"dump_period", "0.02"},
                       {"max_file_mb", "0.05"}});
     prof::set_state(prof::State::kRunning);
+    // The parent's kill window starts here, not at the exec: loading the libraries alone can
+    // take a few tenths of a second (cuBLAS in a CUDA build), more on a loaded machine.
+    std::printf("recording\n");
+    std::fflush(stdout);
     prof::Domain domain("Rotation");
     prof::Counter progress(domain, "progress");
     for (uint64_t i = 0;; ++i) {

@@ -459,7 +459,8 @@ TEST(ThreadedEngine, LargeOrUnknownOperationsGoToTheWorkers) {
 }
 
 // A small operation whose variable has pending work is not run inside push (that would block
-// the caller on the pending work): it runs after that work, in order, on a worker.
+// the caller on the pending work), nor by try_run_inline: pushed, it runs after that work, in
+// order, on a worker (what ops::invoke does when try_run_inline declines).
 TEST(ThreadedEngine, SmallOperationWithPendingWorkStaysAsynchronous) {
   auto engine = Engine::create(EngineType::kThreadedPerDevice, 1, 4096);
   VarHandle var = engine->new_variable();
@@ -475,6 +476,9 @@ TEST(ThreadedEngine, SmallOperationWithPendingWorkStaysAsynchronous) {
       Context::cpu(0), {}, std::vector<VarHandle>{var});
   PushOptions small;
   small.bytes_touched = 8;
+  const std::vector<VarHandle> writes{var};
+  EXPECT_FALSE(engine->try_run_inline([] { ADD_FAILURE() << "ran before the pending work"; },
+                                      Context::cpu(0), {}, writes, small));
   engine->push(
       [&] {
         std::lock_guard lock(order_mutex);
@@ -681,37 +685,6 @@ TEST(ThreadedEngine, TryRunInlineRunsOnlyWhatPushWouldRunInside) {
   async.prop = FnProperty::kAsync;
   EXPECT_THROW(engine->try_run_inline(fn, Context::cpu(0), none, just_a, async), Error);
   for (VarHandle v : {busy, a, b}) engine->delete_variable({}, Context::cpu(0), v);
-  engine->wait_all();
-}
-
-// An operation that try_run_inline declined because a variable was busy, pushed right after,
-// runs after that variable's pending work, on the worker, in push order (what ops::invoke does).
-TEST(ThreadedEngine, DeclinedOperationPushedAfterwardsKeepsTheOrder) {
-  auto engine = Engine::create(EngineType::kThreadedPerDevice, 1, 4096);
-  VarHandle var = engine->new_variable();
-  std::atomic<bool> release{false};
-  std::vector<int> order;
-  std::mutex order_mutex;
-  engine->push(
-      [&] {
-        while (!release.load()) std::this_thread::sleep_for(std::chrono::microseconds(50));
-        std::lock_guard lock(order_mutex);
-        order.push_back(1);
-      },
-      Context::cpu(0), {}, std::vector<VarHandle>{var});
-  PushOptions small;
-  small.bytes_touched = 8;
-  auto second = [&] {
-    std::lock_guard lock(order_mutex);
-    order.push_back(2);
-  };
-  const std::vector<VarHandle> writes{var};
-  ASSERT_FALSE(engine->try_run_inline(second, Context::cpu(0), {}, writes, small));
-  engine->push(second, Context::cpu(0), {}, writes, small);
-  release = true;
-  engine->wait_for_var(var);
-  EXPECT_EQ(order, (std::vector<int>{1, 2}));
-  engine->delete_variable({}, Context::cpu(0), var);
   engine->wait_all();
 }
 
