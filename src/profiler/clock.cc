@@ -49,22 +49,22 @@ bool tsc_is_invariant() {
 TimeZero g_time_zero{};
 uint64_t g_tick_quantum = 1;
 
+}  // namespace
+
 // The gcd of the steps between consecutive readings, spaced unevenly so that the gcd is the
 // counter's step and not the cost of a read (which can be a near-constant number of ticks).
 // Stops at 1, which bare metal reaches within a few readings.
-uint64_t measure_tick_quantum() {
+uint64_t measure_tick_quantum(uint64_t (*read_ticks)(), int readings) {
   uint64_t quantum = 0;
-  uint64_t previous = now_ticks();
-  for (int i = 0; i < 4000 && quantum != 1; ++i) {
+  uint64_t previous = read_ticks();
+  for (int i = 0; i < readings && quantum != 1; ++i) {
     for (int spin = 0; spin < i % 13; ++spin) asm volatile("");
-    uint64_t t = now_ticks();
+    uint64_t t = read_ticks();
     quantum = std::gcd(quantum, t - previous);
     previous = t;
   }
   return quantum == 0 ? 1 : quantum;
 }
-
-}  // namespace
 
 namespace detail {
 // Written once by the priority constructor below, before any C++ dynamic initializer of this
@@ -106,7 +106,7 @@ __attribute__((constructor(101))) static void init_profiler_clock() {
     (void)unix_ns();
     (void)now_ticks();
   }
-  g_tick_quantum = measure_tick_quantum();
+  g_tick_quantum = measure_tick_quantum(now_ticks, 4000);
   ClockPair zero = read_clock_pair();
   // The Unix time of the same instant, from a realtime read bracketed by monotonic reads.
   uint64_t best_gap = UINT64_MAX, unix_at_zero = 0;

@@ -25,7 +25,13 @@ const char* tick_source();
 // The smallest step the tick counter takes, in ticks, measured once at load as the greatest
 // common divisor of the steps between many readings. 1 on bare metal; some hypervisors advance
 // the TSC in coarser steps (21 ticks, about 10 ns, on the 2-core VMs this project runs on).
+// It is a measurement, not a guarantee: such a VM's TSC was seen, once in 10^5 readings, to
+// step off its grid later in the run (by a single tick). Two readings that close share a
+// rounded timestamp; rounding is monotone, so no order is ever reversed.
 uint64_t tick_quantum();
+// The measurement itself: the gcd of the steps between `readings` + 1 calls of read_ticks.
+// An off-grid step while it runs only makes the quantum finer (safe: more digits, never fewer).
+uint64_t measure_tick_quantum(uint64_t (*read_ticks)(), int readings);
 // The decimal unit (1, 10, 100 or 1000 ns) a trace's timestamps are rounded to: the largest one
 // not coarser than the clock's resolution, so rounding never merges two readings the clock
 // tells apart and the file prints no digit the clock cannot resolve.
