@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <fstream>
 #include <random>
 #include <string>
 #include <utility>
@@ -131,9 +132,18 @@ TEST_F(Gpu, SgdUpdates) {
   expect_close(m_gpu.to_vector<float>(), m_cpu.to_vector<float>(), "sgd_mom_update momentum");
 }
 
+bool cublas_is_mapped() {
+  std::ifstream maps("/proc/self/maps");
+  for (std::string line; std::getline(maps, line);) {
+    if (line.find("libcublas.so") != std::string::npos) return true;
+  }
+  return false;
+}
+
 TEST_F(Gpu, DotAndFullyConnected) {
   const NDArray a = random_array(Shape{33, 17}, 12), b = random_array(Shape{17, 9}, 13);
   compare("dot", {a, b}, {}, 1e-4f, 1e-4f);
+  EXPECT_TRUE(cublas_is_mapped()) << "cuBLAS is loaded at the first GPU matrix product";
   compare("dot", {random_array(Shape{17, 33}, 14), b}, {{"transpose_a", "True"}}, 1e-4f, 1e-4f);
   compare("dot", {a, random_array(Shape{9, 17}, 15)}, {{"transpose_b", "True"}}, 1e-4f, 1e-4f);
   const NDArray x = random_array(Shape{6, 20}, 16), w = random_array(Shape{8, 20}, 17),

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <string>
 
@@ -14,6 +15,7 @@
 #include "nanomx/error.h"
 #include "nanomx/gpu.h"
 #include "nanomx/ndarray.h"
+#include "nanomx/ops.h"
 #include "nanomx/profiler.h"
 
 namespace {
@@ -101,6 +103,23 @@ TEST_F(NoGpu, DumpWritesNoGpuMemoryCsv) {
   const fs::path csv = dir / ("gpu_memory_profile-pid_" + std::to_string(getpid()) + ".csv");
   EXPECT_FALSE(fs::exists(csv)) << csv;
   fs::remove_all(dir);
+}
+
+// cuBLAS is loaded at the first GPU matrix product, not with the library (docs/cuda.md): a
+// process that only computes on the CPU, matrix products included, never maps it. Holds with
+// a GPU visible too.
+TEST(CpuOnly, CpuWorkNeverLoadsCublas) {
+  nanomx::NDArray a(nanomx::Shape{4, 3}, Context::cpu(0)), b(nanomx::Shape{3, 5}, Context::cpu(0));
+  a.sync_copy_from_cpu(std::vector<float>(12, 1.f).data(), 12 * sizeof(float));
+  b.sync_copy_from_cpu(std::vector<float>(15, 2.f).data(), 15 * sizeof(float));
+  const nanomx::NDArray c = nanomx::ops::invoke("dot", std::vector{a, b})[0];
+  EXPECT_EQ(c.to_vector<float>()[0], 6.f);
+  (void)nanomx::num_gpus();
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    EXPECT_EQ(line.find("libcublas"), std::string::npos) << line;
+  }
 }
 
 }  // namespace

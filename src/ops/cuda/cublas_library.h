@@ -1,0 +1,27 @@
+// cuBLAS, loaded on first use. libcublas (and the libcublasLt it needs) takes ~0.35 s and
+// ~215 MB of resident memory to load and relocate, so linking it made every process that links
+// nanomx pay that at start, GPU or not: `import nanomx` took ~1 s, most of it cuBLAS. Only the
+// few entry points the matrix products call are resolved, from the library found at build time
+// (or NANOMX_CUBLAS_LIBRARY), the first time a GPU matrix product runs.
+#pragma once
+
+#ifdef NANOMX_HAVE_CUDA
+
+#include <cublas_v2.h>
+
+namespace nanomx::ops::cuda {
+
+struct CublasLibrary {
+  decltype(&cublasCreate_v2) create;
+  decltype(&cublasSetMathMode) set_math_mode;
+  decltype(&cublasSetStream_v2) set_stream;
+  decltype(&cublasSgemm_v2) sgemm;
+};
+
+// Loads the library on the first call (thread-safe); throws naming the file and dlerror() when
+// it cannot be loaded or lacks an entry point. Later calls return the same table.
+const CublasLibrary& cublas();
+
+}  // namespace nanomx::ops::cuda
+
+#endif  // NANOMX_HAVE_CUDA
