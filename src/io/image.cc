@@ -11,6 +11,7 @@
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
+#include "io/imgcodecs.h"
 #include "nanomx/error.h"
 
 namespace nanomx::io {
@@ -180,9 +181,9 @@ cv::Mat decode_image(std::string_view bytes, int flag, bool to_rgb, int reduce,
   if (!bytes.empty()) {
     const cv::Mat buf(1, static_cast<int>(bytes.size()), CV_8U, const_cast<char*>(bytes.data()));
     try {
-      image = cv::imdecode(buf, mode);
-    } catch (const cv::Exception& e) {
-      NANOMX_THROW() << "imdecode " << where << ": OpenCV failed: " << e.what();
+      image = imdecode(buf, mode);
+    } catch (const Error& e) {
+      NANOMX_THROW() << "imdecode " << where << ": " << e.what();
     }
   }
   NANOMX_CHECK(!image.empty()) << "imdecode " << where << ": " << bytes.size()
@@ -214,7 +215,7 @@ std::string encode_image(const cv::Mat& image, const std::string& ext, int quali
     NANOMX_THROW() << "imencode: encoding '" << ext << "' is not one of .jpg, .jpeg, .png";
   }
   std::vector<unsigned char> out;
-  NANOMX_CHECK(cv::imencode(lower, image, out, params))
+  NANOMX_CHECK(imencode(lower, image, out, params))
       << "imencode: OpenCV could not encode a " << image.cols << "x" << image.rows << " image as "
       << ext;
   return std::string(out.begin(), out.end());

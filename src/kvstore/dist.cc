@@ -30,6 +30,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/plugin.h"
 #include "kvstore/kvstore.h"
 #include "kvstore/transport.h"
 #include "nanomx/engine.h"
@@ -92,35 +93,13 @@ int env_count(const char* name) {
   return static_cast<int>(parsed);
 }
 
-// The directory of the library holding this code (libnanomx.so), where the plugin is installed.
-std::string own_directory() {
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<void*>(&own_directory), &info) == 0 || info.dli_fname == nullptr)
-    return "";
-  std::string path = info.dli_fname;
-  const size_t slash = path.rfind('/');
-  return slash == std::string::npos ? "" : path.substr(0, slash + 1);
-}
-
 CreateTransportFn load_transport() {
-  std::string path;
-  if (const char* forced = std::getenv("NANOMX_KVSTORE_MPI_LIBRARY")) {
-    path = forced;
-  } else {
-    path = own_directory() + kTransportLibrary;
-  }
   // RTLD_GLOBAL: Open MPI's components resolve libmpi's symbols from the global scope.
-  void* library = dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL);
-  std::string why = library == nullptr ? dlerror() : "";
-  if (library == nullptr && std::getenv("NANOMX_KVSTORE_MPI_LIBRARY") == nullptr) {
-    library = dlopen(kTransportLibrary, RTLD_NOW | RTLD_GLOBAL);  // on the library path
-  }
-  NANOMX_CHECK(library != nullptr)
-      << "KVStore: cannot load the MPI transport " << path << ": " << why
-      << " (build nanomx with Open MPI: Debian libopenmpi-dev; or set NANOMX_KVSTORE_MPI_LIBRARY)";
-  auto create = reinterpret_cast<CreateTransportFn>(dlsym(library, kCreateTransportSymbol));
-  NANOMX_CHECK(create != nullptr) << "KVStore: " << path << " has no " << kCreateTransportSymbol;
-  return create;
+  void* library = plugin::load(kTransportLibrary, "NANOMX_KVSTORE_MPI_LIBRARY",
+                               RTLD_NOW | RTLD_GLOBAL, "KVStore: the MPI transport",
+                               "build nanomx with Open MPI: Debian libopenmpi-dev");
+  return reinterpret_cast<CreateTransportFn>(
+      plugin::entry_point(library, kCreateTransportSymbol, "KVStore: the MPI transport"));
 }
 
 struct Part {

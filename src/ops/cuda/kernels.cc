@@ -343,8 +343,9 @@ cublasHandle_t blas_handle() {
     NANOMX_CHECK(cu::cublas().create(&handle) == CUBLAS_STATUS_SUCCESS)
         << "cuBLAS: cannot create a handle on gpu(" << current << ")";
     static const bool tf32 = env::get_int("CUBLAS_TF32", 0) != 0;
-    NANOMX_CHECK(cu::cublas().set_math_mode(handle, tf32 ? CUBLAS_TF32_TENSOR_OP_MATH
-                                                : CUBLAS_PEDANTIC_MATH) == CUBLAS_STATUS_SUCCESS)
+    NANOMX_CHECK(cu::cublas().set_math_mode(
+                     handle, tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_PEDANTIC_MATH) ==
+                 CUBLAS_STATUS_SUCCESS)
         << "cuBLAS: cannot set the math mode";
     device = current;
   }
@@ -364,13 +365,14 @@ void gemm(const ParsedParams& p, const float* a, const float* b, float* c, const
   NANOMX_CHECK(d.m <= INT32_MAX && d.n <= INT32_MAX && d.k <= INT32_MAX)
       << p.op() << ": " << d.m << " x " << d.k << " x " << d.n << " exceeds cuBLAS' int range";
   cublasHandle_t h = blas_handle();
-  NANOMX_CHECK(cu::cublas().set_stream(h, s) == CUBLAS_STATUS_SUCCESS) << "cuBLAS: cannot set the stream";
+  NANOMX_CHECK(cu::cublas().set_stream(h, s) == CUBLAS_STATUS_SUCCESS)
+      << "cuBLAS: cannot set the stream";
   const float alpha = 1.f;
   const int lda = static_cast<int>(d.ta ? d.m : d.k), ldb = static_cast<int>(d.tb ? d.k : d.n);
   const cublasStatus_t status =
       cu::cublas().sgemm(h, d.tb ? CUBLAS_OP_T : CUBLAS_OP_N, d.ta ? CUBLAS_OP_T : CUBLAS_OP_N,
-                  static_cast<int>(d.n), static_cast<int>(d.m), static_cast<int>(d.k), &alpha, b,
-                  ldb, a, lda, &beta, c, static_cast<int>(d.n));
+                         static_cast<int>(d.n), static_cast<int>(d.m), static_cast<int>(d.k),
+                         &alpha, b, ldb, a, lda, &beta, c, static_cast<int>(d.n));
   NANOMX_CHECK(status == CUBLAS_STATUS_SUCCESS)
       << p.op() << ": cublasSgemm failed (status " << static_cast<int>(status) << ")";
 }
