@@ -247,11 +247,13 @@ void complete_once(OprBlock* op, ErrorRef error) {
 
 void raise_error(const ErrorRef& error) { throw Error(*error); }
 
+FunctionRef<void()> function_or_nothing(const std::function<void()>& fn) {
+  static constexpr auto kNothing = [] {};
+  return fn ? FunctionRef<void()>(fn) : FunctionRef<void()>(kNothing);
+}
+
 ErrorRef run_opr_block(OprBlock& op, bool& new_error) {
-  if (!op.fn)
-    return run_opr_block(
-        op, [] {}, new_error);
-  return run_opr_block(op, op.fn, new_error);
+  return run_opr_block(op, function_or_nothing(op.fn), new_error);
 }
 
 ErrorRef run_opr_block(OprBlock& op, FunctionRef<void()> fn, bool& new_error) {

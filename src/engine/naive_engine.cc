@@ -13,14 +13,12 @@ namespace nanomx::engine {
 namespace {
 
 class NaiveEngine final : public Engine, private Completer {
-  static constexpr auto kNothing = [] {};
-
  public:
   VarHandle new_variable() override { return new_var(); }
 
   void push(std::function<void()> fn, Context ctx, std::span<const VarHandle> reads,
             std::span<const VarHandle> writes, const PushOptions& options) override {
-    run(fn ? FunctionRef<void()>(fn) : FunctionRef<void()>(kNothing), ctx, reads, writes, options);
+    run(function_or_nothing(fn), ctx, reads, writes, options);
   }
 
   // Everything runs inside push here, so every operation runs inline.

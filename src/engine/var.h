@@ -186,6 +186,9 @@ OprBlock* new_async_opr_block(AsyncFn fn, Completer* completer, Context ctx,
 ErrorRef run_opr_block(OprBlock& op, bool& new_error);
 // The same with the function given apart (op.fn stays empty): the inline path of try_run_inline.
 ErrorRef run_opr_block(OprBlock& op, FunctionRef<void()> fn, bool& new_error);
+// `fn` as a FunctionRef, or one that does nothing when `fn` is empty (a push of no function is
+// an operation that only orders its variables).
+FunctionRef<void()> function_or_nothing(const std::function<void()>& fn);
 
 // Asynchronous operations. The caller holds one reference to op (refs >= 1) and drops it with
 // release_opr_ref when done with op. run_async_opr_block calls op->async->fn with a Completion
