@@ -19,8 +19,11 @@ bool peek_image_size(std::string_view bytes, int& width, int& height);
 // Decodes to 3-channel RGB (flag 1), 1-channel gray (flag 0) or unchanged (flag -1; RGB(A) order
 // when to_rgb). `reduce` (1, 2, 4 or 8) decodes a JPEG at that fraction of its size. Throws naming
 // `where` when the bytes are not an image OpenCV can read.
+// `max_rows` > 0: only the top rows are wanted. A JPEG decoded through libjpeg then stops after
+// that many rows (the result has only those, identical to the top of a full decode, and damage
+// below them goes unnoticed); other images come whole.
 cv::Mat decode_image(std::string_view bytes, int flag, bool to_rgb, int reduce,
-                     std::string_view where);
+                     std::string_view where, int max_rows = 0);
 // Encodes (BGR order expected by OpenCV: the caller converts) as .jpg/.jpeg (quality 0-100) or
 // .png (compression 0-9).
 std::string encode_image(const cv::Mat& image, const std::string& ext, int quality);
@@ -59,6 +62,7 @@ struct AugmentConfig {
   float std[3] = {1, 1, 1};
   float scale = 1;             // ImageRecordIter's `scale`, applied after mean/std
   bool reduced_decode = true;  // decode JPEGs at 1/2, 1/4, 1/8 when the crop allows it
+  bool partial_decode = true;  // stop decoding a JPEG below the crop's last row
   bool uint8_out = false;      // ImageRecordIter dtype='uint8': no normalisation
 };
 
@@ -72,6 +76,9 @@ class Augmenter {
   const AugmentConfig& config() const { return c_; }
   // The decode scale (1, 2, 4, 8) for a source of src_w x src_h, given the crop plan.
   int plan(int src_w, int src_h, std::mt19937_64& rng, CropPlan& crop) const;
+  // The rows of an image decoded at 1/reduce that crop_resize reads: the crop's last row, or 0
+  // (all) when the whole image is resized first or partial_decode is off.
+  int rows_needed(const CropPlan& crop, int reduce) const;
   cv::Mat crop_resize(const cv::Mat& decoded, const CropPlan& crop, int reduce,
                       std::mt19937_64& rng) const;
   // Flips; the colour jitters (when any is on) turn `image` into float32 RGB. `bgr`: the image
@@ -81,6 +88,7 @@ class Augmenter {
   void normalize_into(const cv::Mat& image, bool bgr, void* out) const;
 
  private:
+  bool resizes_to_base() const;
   AugmentConfig c_;
 };
 

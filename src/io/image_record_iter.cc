@@ -492,7 +492,8 @@ void ImageRecordIter::process_image(size_t i) {
     if (peek_image_size(image, src_w, src_h)) {
       reduce = augmenter_.plan(src_w, src_h, rng, crop);
       if (!is_jpeg(image) || flag == -1) reduce = 1;
-      decoded = decode_image(image, flag, false, reduce, where);
+      decoded =
+          decode_image(image, flag, false, reduce, where, augmenter_.rows_needed(crop, reduce));
     } else {
       decoded = decode_image(image, flag, false, 1, where);
       augmenter_.plan(decoded.cols, decoded.rows, rng, crop);

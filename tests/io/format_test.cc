@@ -225,6 +225,30 @@ TEST(Image, JpegDecodeMatchesImdecode) {
   EXPECT_NE(msg.find("rec 1"), std::string::npos) << msg;
 }
 
+// decode_image's max_rows: a JPEG stops after that many rows, which are the top of the full
+// decode at every scale; other formats, and a bound past the bottom, give the whole image.
+TEST(Image, PartialJpegDecodeIsTheTopOfTheFullOne) {
+  cv::Mat m(97, 75, CV_8UC3);
+  cv::randu(m, 0, 255);
+  const std::string jpeg = io::encode_image(m, ".jpg", 90);
+  for (int reduce : {1, 2, 4, 8}) {
+    for (int flag : {0, 1}) {
+      const cv::Mat full = io::decode_image(jpeg, flag, false, reduce, "t");
+      for (int rows : {1, 7, 8, 9, 17, full.rows - 1}) {
+        if (rows < 1 || rows > full.rows) continue;
+        const cv::Mat top = io::decode_image(jpeg, flag, false, reduce, "t", rows);
+        ASSERT_EQ(top.rows, rows) << reduce << " " << flag;
+        ASSERT_EQ(top.cols, full.cols);
+        EXPECT_EQ(cv::norm(top, full.rowRange(0, rows), cv::NORM_INF), 0)
+            << "reduce " << reduce << ", flag " << flag << ", rows " << rows;
+      }
+      EXPECT_EQ(io::decode_image(jpeg, flag, false, reduce, "t", full.rows + 5).rows, full.rows);
+    }
+  }
+  const std::string png = io::encode_image(m, ".png", 3);
+  EXPECT_EQ(io::decode_image(png, 1, false, 1, "t", 10).rows, 97);
+}
+
 TEST(Image, ExifOrientationGoesThroughImdecode) {
   cv::Mat m(8, 16, CV_8UC3);
   cv::randu(m, 0, 255);

@@ -81,6 +81,33 @@ TEST(Pipeline, SameBatchesWhateverTheThreadCount) {
   fs::remove(rec);
 }
 
+// Stopping a JPEG's decode below the crop (AugmentConfig::partial_decode) changes no pixel: the
+// batches of random sized crops out of noisy images are those of full decodes, at 1:1 and at the
+// reduced scales large crops allow.
+TEST(Pipeline, PartialDecodeGivesTheBatchesOfFullDecodes) {
+  const std::string path =
+      (fs::temp_directory_path() / ("nanomx_pipe_noisy_" + std::to_string(::getpid()) + ".rec"))
+          .string();
+  io::RecordWriter w(path);
+  cv::RNG rng(7);
+  for (int i = 0; i < 24; ++i) {
+    cv::Mat m(120 + 37 * (i % 3), 160 + 29 * (i % 4), CV_8UC3);
+    rng.fill(m, cv::RNG::UNIFORM, 0, 256);
+    w.write(io::pack_image_record({0, 0, static_cast<uint64_t>(i), 0}, {float(i)},
+                                  io::encode_image(m, ".jpg", 90), false));
+  }
+  w.close();
+  for (int out : {16, 40}) {  // 16: most crops decode at 1/2 or 1/4
+    auto partial = config(path, 2);
+    partial.aug.out_w = partial.aug.out_h = out;
+    auto full = partial;
+    full.aug.partial_decode = false;
+    io::ImageRecordIter a(partial), b(full);
+    EXPECT_EQ(epoch(a), epoch(b)) << "out " << out;
+  }
+  fs::remove(path);
+}
+
 TEST(Pipeline, ResetWhileBatchesAreInFlight) {
   const std::string rec = make_rec(40);
   io::ImageRecordIter it(config(rec, 3));
