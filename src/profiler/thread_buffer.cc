@@ -227,7 +227,7 @@ ThreadRegistry& thread_registry() {
   return *registry;
 }
 
-__attribute__((tls_model("initial-exec"))) thread_local ThreadBuffer* t_buffer = nullptr;
+thread_local ThreadBuffer* t_buffer = nullptr;
 
 namespace {
 

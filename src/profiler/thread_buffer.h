@@ -134,9 +134,13 @@ class ThreadBuffer {
   uint32_t read_pos_ = 0;
 };
 
-// The pointer the hot path reads; initial-exec keeps its access a single mov even in a
-// shared library.
-extern __attribute__((tls_model("initial-exec"))) thread_local ThreadBuffer* t_buffer;
+// The pointer the hot path reads. Not initial-exec: that marks the whole library STATIC_TLS, so
+// that dlopen (every Python import) must fit all of its thread-locals (~1.5 KB) into glibc's
+// small static-TLS surplus, and a library loaded after it that needs static TLS itself
+// (libgomp: torch, PIL) then failed to load with "cannot allocate memory in static TLS block".
+// GCC builds use TLS descriptors (-mtls-dialect=gnu2, CMakeLists.txt), which keep the access a
+// load and an indirect call that returns the offset.
+extern thread_local ThreadBuffer* t_buffer;
 ThreadBuffer* register_this_thread();
 
 // The calling thread's buffer, registering the thread on first use.

@@ -76,3 +76,49 @@ print('mpi mapped', mapped('libmpi'), 'still works', (mx.nd.ones((2,)) * 3).asnu
     assert "error: KVStore: the MPI transport: cannot load /nonexistent/libx.so (from " \
            "NANOMX_KVSTORE_MPI_LIBRARY)" in out, out
     assert "mpi mapped False still works [3.0, 3.0]" in out, out
+
+
+def _dynamic_flags(path):
+    """DT_FLAGS of an ELF64 little-endian shared object (0 when it has none)."""
+    import struct
+    with open(path, "rb") as f:
+        data = f.read()
+    assert data[:4] == b"\x7fELF" and data[4] == 2 and data[5] == 1, path
+    phoff, = struct.unpack_from("<Q", data, 0x20)
+    phentsize, phnum = struct.unpack_from("<HH", data, 0x36)
+    for i in range(phnum):
+        p_type, _, p_offset, _, _, p_filesz = struct.unpack_from("<IIQQQQ", data,
+                                                                 phoff + i * phentsize)
+        if p_type != 2:  # PT_DYNAMIC
+            continue
+        for at in range(p_offset, p_offset + p_filesz, 16):
+            tag, value = struct.unpack_from("<qQ", data, at)
+            if tag == 0:
+                break
+            if tag == 30:  # DT_FLAGS
+                return value
+    return 0
+
+
+def test_the_library_needs_no_static_tls():
+    # DF_STATIC_TLS made dlopen fit all of nanomx's thread-locals into glibc's small static-TLS
+    # surplus; a library loaded after it that needs static TLS (libgomp: torch, PIL) then failed
+    # with "cannot allocate memory in static TLS block" (src/profiler/thread_buffer.h).
+    out = run("""
+import re
+with open('/proc/self/maps') as f:
+    paths = sorted(set(re.findall(r'(/\\S*/libnanomx\\.so[.0-9]*)$', f.read(), re.M)))
+print(paths[0])
+""")
+    library = out.strip().splitlines()[-1]
+    assert _dynamic_flags(library) & 0x10 == 0, library + " is marked DF_STATIC_TLS"
+
+
+def test_a_static_tls_library_loads_after_nanomx():
+    out = run("""
+import ctypes, ctypes.util
+name = ctypes.util.find_library('gomp') or 'libgomp.so.1'
+ctypes.CDLL(name)
+print('loaded', name)
+""")
+    assert "loaded" in out, out
