@@ -1,6 +1,7 @@
 // Uses the installed headers and libnanomx.so only: the C++ profiler API around arrays computed
 // through the C API. Prints "sum=<value>" and writes the trace named by argv[1].
 #include <nanomx/c_api.h>
+#include <nanomx/c_api_io.h>
 #include <nanomx/profiler.h>
 
 #include <cstdio>
@@ -50,6 +51,25 @@ int main(int argc, char** argv) {
   for (float v : result) total += v;
   check(MXNDArrayFree(sum), "MXNDArrayFree");
   check(MXNDArrayFree(a), "MXNDArrayFree");
+
+  // A PNG round trip: the codecs are a plugin (libnanomx_imgcodecs.so) that the library loads
+  // from beside itself, so this fails when `install` leaves the plugin out.
+  const unsigned char pixels[2 * 2 * 3] = {0, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100, 110};
+  const char* png = nullptr;
+  size_t png_size = 0;
+  check(NNImageEncode(pixels, 2, 2, 3, ".png", 3, &png, &png_size), "NNImageEncode");
+  NDArrayHandle decoded = nullptr;
+  check(NNImageDecode(png, png_size, 1, 0, &decoded), "NNImageDecode");
+  unsigned char back[2 * 2 * 3] = {};
+  check(MXNDArraySyncCopyToCPU(decoded, back, sizeof back), "MXNDArraySyncCopyToCPU");
+  check(MXNDArrayFree(decoded), "MXNDArrayFree");
+  for (size_t i = 0; i < sizeof back; ++i) {
+    if (back[i] != pixels[i]) {
+      std::fprintf(stderr, "PNG round trip changed byte %zu\n", i);
+      return 1;
+    }
+  }
+  std::printf("png round trip ok\n");
 
   prof::set_state(prof::State::kStopped);
   prof::dump(true);
