@@ -64,10 +64,16 @@ def test_rotated_series_merges_back_into_one_trace(in_tmp):
         return collections.Counter(json.dumps(e, sort_keys=True) for e in events
                                    if e.get("ph") != "M" and e.get("cat") not in (None, ""))
 
-    merged = json.load(open("merged.json"))["traceEvents"]
+    # Numbers compared by value: a part writes a whole-microsecond ts as `1518` (no decimal the
+    # clock cannot resolve), merge writes it as `1518.0`; the same JSON number either way.
+    def events_of(path):
+        with open(path) as f:
+            return json.load(f, parse_int=float)["traceEvents"]
+
+    merged = events_of("merged.json")
     in_parts = []
     for part in parts:
-        in_parts += json.load(open(part))["traceEvents"]
+        in_parts += events_of(part)
     # Every timed event of every part once (merge rewrites pids and ids of a single series
     # unchanged: it is file 0), metadata once per distinct event.
     assert timed(merged) == timed(in_parts)
