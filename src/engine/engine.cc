@@ -252,10 +252,6 @@ FunctionRef<void()> function_or_nothing(const std::function<void()>& fn) {
   return fn ? FunctionRef<void()>(fn) : FunctionRef<void()>(kNothing);
 }
 
-ErrorRef run_opr_block(OprBlock& op, bool& new_error) {
-  return run_opr_block(op, function_or_nothing(op.fn), new_error);
-}
-
 ErrorRef run_opr_block(OprBlock& op, FunctionRef<void()> fn, bool& new_error) {
   new_error = false;
   if (ErrorRef inherited = input_error(op)) return inherited;  // skipped

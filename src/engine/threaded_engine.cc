@@ -418,16 +418,23 @@ class ThreadedEngine final : public Engine, private Completer {
       return false;
     }
     bool new_error = false;
+    ErrorRef error = run_in_nvtx_range(op, fn, new_error);
+    release_variables(&op, std::move(error), new_error);
+    return true;
+  }
+
+  // run_opr_block inside an NVTX range named after a profiled operator, so that Nsight Systems
+  // shows nanomx's names (CUDA builds; a plain run_opr_block otherwise).
+  static ErrorRef run_in_nvtx_range(OprBlock& op, FunctionRef<void()> fn, bool& new_error) {
 #ifdef NANOMX_HAVE_CUDA
     const bool nvtx_range = op.profiled && op.name != nullptr;
     if (nvtx_range) profiler::nvtx::push(op.name);
     ErrorRef error = run_opr_block(op, fn, new_error);
     if (nvtx_range) profiler::nvtx::pop();
+    return error;
 #else
-    ErrorRef error = run_opr_block(op, fn, new_error);
+    return run_opr_block(op, fn, new_error);
 #endif
-    release_variables(&op, std::move(error), new_error);
-    return true;
   }
 
   void push_async(AsyncFn fn, Context ctx, std::span<const VarHandle> reads,
@@ -869,15 +876,7 @@ class ThreadedEngine final : public Engine, private Completer {
       return;
     }
     bool new_error = false;
-#ifdef NANOMX_HAVE_CUDA
-    // An NVTX range per profiled operator, so that Nsight Systems shows nanomx's names.
-    const bool nvtx_range = op->profiled && op->name != nullptr;
-    if (nvtx_range) profiler::nvtx::push(op->name);
-    ErrorRef error = run_opr_block(*op, new_error);
-    if (nvtx_range) profiler::nvtx::pop();
-#else
-    ErrorRef error = run_opr_block(*op, new_error);
-#endif
+    ErrorRef error = run_in_nvtx_range(*op, function_or_nothing(op->fn), new_error);
 #ifdef NANOMX_HAVE_CUDA
     // On a GPU worker the operation's kernels are still running: it completes when they are.
     if (tls_completer != nullptr && op->ctx.dev_type == DeviceType::kGPU) {

@@ -181,10 +181,9 @@ OprBlock* new_async_opr_block(AsyncFn fn, Completer* completer, Context ctx,
                               std::span<const VarHandle> reads, std::span<const VarHandle> writes,
                               const PushOptions& options);
 
-// Runs op->fn unless an input holds an error (then returns that error), recording the profiler
-// event. Returns the error the op produced or inherited (null when it succeeded).
-ErrorRef run_opr_block(OprBlock& op, bool& new_error);
-// The same with the function given apart (op.fn stays empty): the inline path of try_run_inline.
+// Runs fn as op's function (op.fn itself, through function_or_nothing, or the inline path's
+// function with op.fn empty) unless an input holds an error (then returns that error), recording
+// the profiler event. Returns the error the op produced or inherited (null when it succeeded).
 ErrorRef run_opr_block(OprBlock& op, FunctionRef<void()> fn, bool& new_error);
 // `fn` as a FunctionRef, or one that does nothing when `fn` is empty (a push of no function is
 // an operation that only orders its variables).

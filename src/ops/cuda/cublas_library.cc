@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "base/plugin.h"
 #include "nanomx/error.h"
 
 namespace nanomx::ops::cuda {
@@ -29,8 +30,7 @@ void* open_library(std::string& tried) {
 
 template <typename Fn>
 void resolve(void* handle, const char* symbol, Fn& fn) {
-  fn = reinterpret_cast<Fn>(dlsym(handle, symbol));
-  NANOMX_CHECK(fn != nullptr) << "cuBLAS: the loaded library has no " << symbol;
+  fn = reinterpret_cast<Fn>(plugin::entry_point(handle, symbol, "cuBLAS"));
 }
 
 CublasLibrary load() {
