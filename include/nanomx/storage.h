@@ -11,6 +11,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
+#include <string>
+#include <string_view>
 
 #include "nanomx/context.h"
 
@@ -30,6 +33,41 @@ struct Block {
 
 constexpr size_t kAlignment = 64;
 
+// What an allocation is for, as the GPU memory profile names it (MXNet's "Attribute Name" =
+// scope + name, docs/cuda.md): `tensordot:in_arg:A`, `init:_random_uniform`. Whoever allocates
+// says so with an AllocationLabelScope; allocators read the calling thread's label only when
+// they record the allocation (memory profiling on), so labelling costs two thread-local writes.
+struct AllocationLabel {
+  std::string_view scope;  // "outer:inner:"; empty: the profiler's scope when allocating
+  std::string_view name;   // empty: "unknown" (MXNet's default)
+};
+
+// Labels the calling thread's allocations while alive (the views must outlive it); the previous
+// label comes back at the end, so labels nest (the innermost wins).
+class AllocationLabelScope {
+ public:
+  explicit AllocationLabelScope(AllocationLabel label);
+  ~AllocationLabelScope();
+  AllocationLabelScope(const AllocationLabelScope&) = delete;
+  AllocationLabelScope& operator=(const AllocationLabelScope&) = delete;
+
+ private:
+  AllocationLabel previous_;
+};
+
+// The calling thread's label (both views empty when none is set).
+AllocationLabel current_allocation_label();
+// scope + name with the defaults filled in: the profiler's current scope, "unknown".
+std::string allocation_attribute(AllocationLabel label);
+
+// Part of an arena used for one purpose (an array, or several whose lifetimes do not overlap),
+// described for the GPU memory profile, which shows an arena as its regions.
+struct ArenaRegion {
+  std::string attribute;  // scope + name, as allocation_attribute gives
+  size_t offset = 0;
+  size_t bytes = 0;  // requested
+};
+
 // The memory of one device type. Implementations are thread-safe: blocks are allocated on the
 // pushing thread and released on engine workers. An allocator reports what it hands out to
 // the memory profiler (profiler::memory_alloc / memory_free on the context's device slot).
@@ -46,6 +84,12 @@ class DeviceAllocator {
   // Bytes held in pools, not in use.
   virtual size_t pooled_bytes() = 0;
   virtual const char* name() const = 0;  // "cpu pooled", for messages
+  // What the regions of `block` (an arena's, sorted by offset, inside it) hold, for the memory
+  // profile; an allocator that keeps no per-block record ignores it.
+  virtual void describe_regions(const Block& block, std::span<const ArenaRegion> regions) {
+    (void)block;
+    (void)regions;
+  }
 };
 
 // Makes `allocator` the one for device type `type` (null: none). The allocator is not owned
@@ -82,6 +126,9 @@ class Arena {
   // The start of region [offset, offset + bytes): throws unless it lies inside the arena and
   // offset is a multiple of `alignment` (a power of two, at most kAlignment).
   void* region(size_t offset, size_t bytes, size_t alignment = kAlignment) const;
+  // Names the arena's regions for the GPU memory profile (DeviceAllocator::describe_regions);
+  // throws unless they are sorted by offset, do not overlap and lie inside the arena.
+  void describe(std::span<const ArenaRegion> regions) const;
 
  private:
   explicit Arena(Block block) : block_(block) {}

@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "base/object_pool.h"
+#include "nanomx/storage.h"
 #include "profiler/hooks.h"
 
 namespace nanomx::ops {
@@ -665,6 +666,9 @@ void invoke_into(const Op& op, std::span<const NDArray> in, const Attrs& attrs,
   }
   results.clear();
   results.reserve(n_out);
+  // The GPU memory profile names what an operator allocates after it, under the current scope
+  // (MXNet: `init:_random_uniform`).
+  const storage::AllocationLabelScope label({{}, op.name});
   for (size_t j = 0; j < n_out; ++j) {
     if (!outputs.empty()) {
       const NDArray& given = outputs[j];

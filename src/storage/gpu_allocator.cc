@@ -102,7 +102,8 @@ class GpuAllocator final : public DeviceAllocator {
     block.capacity = capacity;
     profiler::memory_alloc(ctx.profiler_slot(), capacity);
     if (profiler::active(profiler::kMemory)) {
-      gpu_memory_profile_alloc(data, size, ctx.dev_id, capacity, reused);
+      gpu_memory_profile_alloc(data, allocation_attribute(current_allocation_label()), size,
+                               ctx.dev_id, capacity, reused);
     }
     return block;
   }
@@ -121,6 +122,10 @@ class GpuAllocator final : public DeviceAllocator {
       p.pooled += block.capacity;
     }
     block.data = nullptr;
+  }
+
+  void describe_regions(const Block& block, std::span<const ArenaRegion> regions) override {
+    if (profiler::active(profiler::kMemory)) gpu_memory_profile_describe(block.data, regions);
   }
 
   void release_pooled() override {

@@ -20,6 +20,7 @@ struct Entry {
   int dev_id = 0;
   size_t actual = 0;
   bool reused = false;
+  std::vector<ArenaRegion> regions;  // an arena's: written instead of the entry itself
 };
 
 struct Table {
@@ -34,10 +35,9 @@ Table& table() {
 
 }  // namespace
 
-void gpu_memory_profile_alloc(const void* data, size_t requested, int dev_id, size_t actual,
-                              bool reused) {
-  // Arrays have no names yet: every entry is "unknown" under the current scope.
-  Entry e{profiler::scope() + "unknown", requested, dev_id, actual, reused};
+void gpu_memory_profile_alloc(const void* data, std::string attribute, size_t requested, int dev_id,
+                              size_t actual, bool reused) {
+  Entry e{std::move(attribute), requested, dev_id, actual, reused, {}};
   Table& t = table();
   std::lock_guard lock(t.mutex);
   t.entries[data] = std::move(e);
@@ -49,13 +49,33 @@ void gpu_memory_profile_free(const void* data) {
   t.entries.erase(data);
 }
 
+void gpu_memory_profile_describe(const void* data, std::span<const ArenaRegion> regions) {
+  Table& t = table();
+  std::lock_guard lock(t.mutex);
+  auto it = t.entries.find(data);
+  if (it == t.entries.end()) return;
+  it->second.regions.assign(regions.begin(), regions.end());
+}
+
 std::string write_gpu_memory_profile(const std::string& prefix) {
   std::vector<Entry> rows;
   {
     Table& t = table();
     std::lock_guard lock(t.mutex);
     rows.reserve(t.entries.size());
-    for (const auto& [ptr, e] : t.entries) rows.push_back(e);
+    for (const auto& [ptr, e] : t.entries) {
+      if (e.regions.empty()) {
+        rows.push_back({e.attribute, e.requested, e.dev_id, e.actual, e.reused, {}});
+        continue;
+      }
+      // Each region owns the bytes up to the next one (alignment padding), the last one up to
+      // the block's end (the pool's rounding): the rows add up to what the block holds.
+      for (size_t i = 0; i < e.regions.size(); ++i) {
+        const ArenaRegion& r = e.regions[i];
+        const size_t next = i + 1 < e.regions.size() ? e.regions[i + 1].offset : e.actual;
+        rows.push_back({r.attribute, r.bytes, e.dev_id, next - r.offset, e.reused, {}});
+      }
+    }
   }
   std::stable_sort(rows.begin(), rows.end(),
                    [](const Entry& a, const Entry& b) { return a.attribute < b.attribute; });
@@ -64,8 +84,12 @@ std::string write_gpu_memory_profile(const std::string& prefix) {
   if (!out) return "";
   out << "\"Attribute Name\",\"Requested Size\",\"Device\",\"Actual Size\",\"Reuse?\"\n";
   for (const Entry& e : rows) {
-    out << '"' << e.attribute << "\",\"" << e.requested << "\",\"" << e.dev_id << "\",\""
-        << e.actual << "\",\"" << (e.reused ? 1 : 0) << "\"\n";
+    // A quote inside a name is doubled, as CSV wants (MXNet writes it bare, which no reader
+    // parses); no other byte needs escaping inside quotes.
+    std::string attribute;
+    for (char c : e.attribute) attribute += c == '"' ? std::string("\"\"") : std::string(1, c);
+    out << '"' << attribute << "\",\"" << e.requested << "\",\"" << e.dev_id << "\",\"" << e.actual
+        << "\",\"" << (e.reused ? 1 : 0) << "\"\n";
   }
   return out ? path : "";
 }

@@ -4,15 +4,24 @@
 #pragma once
 
 #include <cstddef>
+#include <span>
 #include <string>
+
+#include "nanomx/storage.h"
 
 namespace nanomx::storage {
 
 // The CUDA allocator calls these for every block it hands out / takes back while the profiler
-// records memory (profiler::active(kMemory)); `reused`: served from the pool.
-void gpu_memory_profile_alloc(const void* data, size_t requested, int dev_id, size_t actual,
-                              bool reused);
+// records memory (profiler::active(kMemory)); `reused`: served from the pool; `attribute`:
+// scope + name (storage::allocation_attribute of the allocating thread's label).
+void gpu_memory_profile_alloc(const void* data, std::string attribute, size_t requested, int dev_id,
+                              size_t actual, bool reused);
 void gpu_memory_profile_free(const void* data);
+// An arena's regions (Arena::describe): the block's entry is written as one row per region
+// (requested: the region's bytes; actual: the bytes up to the next region, the last one to the
+// block's end, so the rows still add up to the block) instead of one row for the whole block.
+// A block without an entry (allocated while memory profiling was off) is left alone.
+void gpu_memory_profile_describe(const void* data, std::span<const ArenaRegion> regions);
 // Writes the live entries to `<prefix>-pid_<pid>.csv` (MXNet's columns, rows sorted by
 // attribute); returns the path, or "" when the file cannot be opened (nothing happens then, as
 // MXNet). The entries are kept.

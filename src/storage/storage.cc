@@ -10,6 +10,7 @@
 
 #include "nanomx/error.h"
 #include "nanomx/gpu.h"
+#include "nanomx/profiler.h"
 #include "storage/copy.h"
 #ifdef NANOMX_HAVE_CUDA
 #include "base/cuda_util.h"
@@ -142,6 +143,24 @@ void copy_bytes(void* dst, Context dst_ctx, const void* src, Context src_ctx, si
 #endif
 }
 
+namespace {
+thread_local AllocationLabel t_label;
+}  // namespace
+
+AllocationLabelScope::AllocationLabelScope(AllocationLabel label) : previous_(t_label) {
+  t_label = label;
+}
+
+AllocationLabelScope::~AllocationLabelScope() { t_label = previous_; }
+
+AllocationLabel current_allocation_label() { return t_label; }
+
+std::string allocation_attribute(AllocationLabel label) {
+  std::string attribute = label.scope.empty() ? profiler::scope() : std::string(label.scope);
+  attribute += label.name.empty() ? std::string_view("unknown") : label.name;
+  return attribute;
+}
+
 std::shared_ptr<Arena> Arena::create(size_t planned_bytes, Context ctx) {
   Block block = allocate(planned_bytes, ctx);
   try {
@@ -163,6 +182,18 @@ void* Arena::region(size_t offset, size_t bytes, size_t alignment) const {
       << ") does not fit in an arena of " << block_.size << " bytes on " << block_.ctx.str();
   if (block_.data == nullptr) return nullptr;  // an empty arena: only empty regions
   return static_cast<char*>(block_.data) + offset;
+}
+
+void Arena::describe(std::span<const ArenaRegion> regions) const {
+  size_t end = 0;
+  for (const ArenaRegion& r : regions) {
+    NANOMX_CHECK(r.offset >= end && r.offset <= block_.size && r.bytes <= block_.size - r.offset)
+        << "arena describe: region \"" << r.attribute << "\" [" << r.offset << ", " << r.offset
+        << " + " << r.bytes << ") overlaps the one before it (which ends at " << end
+        << ") or does not fit in an arena of " << block_.size << " bytes";
+    end = r.offset + r.bytes;
+  }
+  if (block_.data != nullptr) allocator_for(block_.ctx.dev_type).describe_regions(block_, regions);
 }
 
 size_t ArenaLayout::add(size_t bytes, size_t alignment) {

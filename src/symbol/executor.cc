@@ -43,10 +43,28 @@ const ops::Op& copy_op() {
   return op ? *op : ops::get_op("_copyto");
 }
 
-NDArray zeros(const Shape& shape, Context ctx, DType dtype) {
-  return ops::invoke_one(
-      ops::get_op("_zeros"), {},
-      {{"shape", shape.str()}, {"dtype", dtype_name(dtype)}, {"ctx", ctx.str()}});
+// A zero-filled array the executor owns, named for the GPU memory profile as MXNet names it
+// (`tensordot:in_arg:A`): allocated here under that label, then filled by _zeros.
+NDArray zeros(const Shape& shape, Context ctx, DType dtype, const std::string& attribute_scope,
+              const std::string& attribute_name) {
+  NDArray a;
+  {
+    const storage::AllocationLabelScope label({attribute_scope, attribute_name});
+    a = NDArray(shape, ctx, dtype);
+  }
+  const NDArray out[] = {a};
+  ops::invoke(ops::get_op("_zeros"), {},
+              {{"shape", shape.str()}, {"dtype", dtype_name(dtype)}, {"ctx", ctx.str()}}, out);
+  return a;
+}
+
+// The profiler scope of each variable of the symbol, by name (docs/cuda.md).
+std::unordered_map<std::string, std::string> variable_scopes(const Symbol& symbol) {
+  std::unordered_map<std::string, std::string> scopes;
+  for (Node* n : symbol.topo_order()) {
+    if (n->is_variable()) scopes.try_emplace(n->name, profiler_scope_of(*n));
+  }
+  return scopes;
 }
 
 }  // namespace
@@ -210,6 +228,9 @@ void Executor::build(const ExecutorOptions& options) {
         a = it->second;
       } else if (auto h = head_index.find(n); h != head_index.end()) {
         const size_t o = g.entry(symbol_.outputs[h->second]);
+        const Node& head = *symbol_.outputs[h->second].node;
+        const std::string scope = profiler_scope_of(head), name = "head_grad:" + head.name;
+        const storage::AllocationLabelScope label({scope, name});
         a = NDArray(shapes[o], ctx_, types[o]);
         head_grads_[h->second] = a;
         head_needed_[h->second] = true;
@@ -305,6 +326,25 @@ void Executor::build(const ExecutorOptions& options) {
     }
   }
   for (size_t i = 0; i < num_outputs; ++i) outputs_.push_back(entries_[g.entry(full_.outputs[i])]);
+  // The GPU memory profile shows the arena as its blocks, each named after the first node whose
+  // output it holds (MXNet names a shared storage after its first user): `tensordot:dot`.
+  {
+    std::vector<storage::ArenaRegion> regions(plan_.block_bytes.size());
+    std::vector<bool> named(plan_.block_bytes.size(), false);
+    for (size_t nid = 0; nid < g.nodes.size(); ++nid) {
+      for (size_t e = g.row_ptr[nid]; e < g.row_ptr[nid + 1]; ++e) {
+        const int sid = plan_.storage[e];
+        if (sid < 0 || named[static_cast<size_t>(sid)]) continue;
+        named[static_cast<size_t>(sid)] = true;
+        storage::ArenaRegion& r = regions[static_cast<size_t>(sid)];
+        r.attribute = profiler_scope_of(*g.nodes[nid]) + g.nodes[nid]->name;
+        r.offset = offsets[static_cast<size_t>(sid)];
+        r.bytes = plan_.block_bytes[static_cast<size_t>(sid)];
+      }
+    }
+    std::erase_if(regions, [](const storage::ArenaRegion& r) { return r.bytes == 0; });
+    arena->describe(regions);
+  }
 
   // The steps.
   std::vector<bool> is_output(num_entries, false);
@@ -478,14 +518,20 @@ std::unique_ptr<Executor> Executor::simple_bind(
       << "simple_bind: " << reqs.size() << " grad_req values given for " << names.size()
       << " arguments";
   std::vector<NDArray> args, grads, aux;
+  const auto scopes = variable_scopes(symbol);
   for (size_t i = 0; i < names.size(); ++i) {
     const DType t = tr.args[i] ? *tr.args[i] : DType::kFloat32;
-    args.push_back(zeros(sr.args[i].shape(), ctx, t));
-    grads.push_back(reqs[i] == GradReq::kNull ? NDArray() : zeros(sr.args[i].shape(), ctx, t));
+    const std::string& scope = scopes.at(names[i]);
+    args.push_back(zeros(sr.args[i].shape(), ctx, t, scope, "in_arg:" + names[i]));
+    grads.push_back(reqs[i] == GradReq::kNull
+                        ? NDArray()
+                        : zeros(sr.args[i].shape(), ctx, t, scope, "arg_grad:" + names[i]));
   }
+  const std::vector<std::string> aux_names = symbol.list_auxiliary_states();
   for (size_t i = 0; i < sr.aux.size(); ++i) {
     const DType t = i < tr.aux.size() && tr.aux[i] ? *tr.aux[i] : DType::kFloat32;
-    aux.push_back(zeros(sr.aux[i].shape(), ctx, t));
+    aux.push_back(
+        zeros(sr.aux[i].shape(), ctx, t, scopes.at(aux_names[i]), "aux_state:" + aux_names[i]));
   }
   return std::make_unique<Executor>(symbol, ctx, std::move(args), std::move(grads), std::move(reqs),
                                     std::move(aux), options);
@@ -503,8 +549,9 @@ std::unique_ptr<Executor> Executor::reshape(const std::map<std::string, Shape>& 
     return true;
   }()) << "reshape: cannot infer the shapes of every argument from the given shapes";
   // An array of the new shape in the old one's storage where it fits.
+  const auto scopes = variable_scopes(symbol_);
   auto reuse = [&](const NDArray& old, const Shape& shape, const std::string& name,
-                   bool given) -> NDArray {
+                   const char* role, bool given) -> NDArray {
     if (old.is_none()) return old;
     if (old.shape() == shape) return old;
     if (shape.size() > old.size()) {
@@ -513,7 +560,9 @@ std::unique_ptr<Executor> Executor::reshape(const std::map<std::string, Shape>& 
           << "executor and then down sizing it is more efficient than the reverse. If you "
              "really want to up size, set allow_up_sizing=True to enable allocation of new "
              "arrays.";
-      return zeros(shape, old.ctx(), old.dtype());
+      auto scope = scopes.find(name);
+      return zeros(shape, old.ctx(), old.dtype(),
+                   scope == scopes.end() ? std::string("<unk>:") : scope->second, role + name);
     }
     NANOMX_CHECK(given || partial_shaping)
         << "Shape of unspecifie arg: " << name << " changed. This can cause the new executor "
@@ -525,11 +574,12 @@ std::unique_ptr<Executor> Executor::reshape(const std::map<std::string, Shape>& 
   for (size_t i = 0; i < names.size(); ++i) {
     const Shape& s = sr.args[i].shape();
     const bool given = new_shapes.count(names[i]) > 0;
-    args.push_back(reuse(args_[i], s, names[i], given));
-    grads.push_back(reuse(grads_[i], s, names[i], given));
+    args.push_back(reuse(args_[i], s, names[i], "in_arg:", given));
+    grads.push_back(reuse(grads_[i], s, names[i], "arg_grad:", given));
   }
+  const std::vector<std::string> aux_names = symbol_.list_auxiliary_states();
   for (size_t i = 0; i < aux_.size(); ++i)
-    aux.push_back(reuse(aux_[i], sr.aux[i].shape(), "aux", false));
+    aux.push_back(reuse(aux_[i], sr.aux[i].shape(), aux_names[i], "aux_state:", false));
   return std::make_unique<Executor>(symbol_, ctx_, std::move(args), std::move(grads), reqs_,
                                     std::move(aux), options_);
 }

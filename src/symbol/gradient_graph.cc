@@ -114,6 +114,10 @@ class GraphBuilder final : public ops::GradientBuilder {
     } catch (const Error& e) {
       NANOMX_THROW() << "gradient of " << fwd_->name << " (" << fwd_->op->name << "): " << e.what();
     }
+    // Gradient nodes belong to their forward node's profiler scope (MXNet copies the attribute):
+    // `tensordot:dot_backward` in the GPU memory profile.
+    if (auto it = fwd_->attrs.find(kProfilerScopeAttr); it != fwd_->attrs.end())
+      n->attrs.try_emplace(kProfilerScopeAttr, it->second);
     if (added_ == 0) n->control_deps.push_back(fwd_);
     ++added_;
     std::vector<ops::GradValue> out;

@@ -9,6 +9,7 @@
 
 #include "nanomx/error.h"
 #include "nanomx/ops.h"
+#include "nanomx/profiler.h"
 
 namespace nanomx::symbol {
 namespace {
@@ -66,10 +67,32 @@ void Node::reparse() {
   }
 }
 
+const std::string& default_profiler_scope() {
+  static const std::string s = "<unk>:";
+  return s;
+}
+
+std::string profiler_scope_of(const Node& node) {
+  auto it = node.attrs.find(kProfilerScopeAttr);
+  return it == node.attrs.end() ? default_profiler_scope() : it->second;
+}
+
+namespace {
+// A new node remembers the profiler scope it was made in (MXNet's __profiler_scope__), which
+// names its arrays in the GPU memory profile. Outside any scope nothing is added, so symbols
+// and their JSON are as before for programs that use no scopes.
+void record_profiler_scope(Node& node) {
+  std::string scope = profiler::scope();
+  if (scope != default_profiler_scope())
+    node.attrs.try_emplace(kProfilerScopeAttr, std::move(scope));
+}
+}  // namespace
+
 Symbol Symbol::variable(const std::string& name, const Kwargs& attrs) {
   NANOMX_CHECK(!name.empty()) << "Variable: the name must not be empty";
   auto n = make_variable(name);
   for (const auto& [k, v] : attrs) n->attrs[k] = v;
+  record_profiler_scope(*n);
   Symbol s;
   s.outputs.push_back({n, 0, 0});
   return s;
@@ -82,6 +105,7 @@ Symbol Symbol::atomic(const ops::Op& op, const Kwargs& attrs) {
     const auto& hk = hidden_keys();
     n->attrs[std::find(hk.begin(), hk.end(), k) != hk.end() ? "__" + k + "__" : k] = v;
   }
+  record_profiler_scope(*n);
   n->reparse();
   Symbol s;
   const uint32_t outs = n->num_outputs();

@@ -46,6 +46,13 @@ struct Node {
 
 using Kwargs = std::vector<std::pair<std::string, std::string>>;
 
+// The profiler scope a node was made in (MXNet's hidden attribute), which names its arrays in
+// the GPU memory profile: `tensordot:` for a node made inside profiler.scope("tensordot").
+// Symbol::variable / atomic record the current scope unless it is the default.
+inline constexpr const char* kProfilerScopeAttr = "__profiler_scope__";
+// The node's recorded scope, or the default "<unk>:".
+std::string profiler_scope_of(const Node& node);
+
 class Symbol {
  public:
   std::vector<NodeEntry> outputs;

@@ -511,6 +511,35 @@ def test_scope_nests_and_restores_on_exceptions():
         assert default == "<unk>:"
 
 
+def test_symbols_remember_their_scope():
+    # The GPU memory profile names an executor's arrays by the scope their symbol was made in
+    # (MXNet's __profiler_scope__); outside any scope nothing is added, so JSON is unchanged.
+    plain = mx.sym.Variable("plain")
+    assert plain.attr("__profiler_scope__") is None
+    assert "__profiler_scope__" not in plain.tojson()
+    with profiler.scope("tensordot"):
+        a = mx.sym.Variable("A")
+        c = mx.sym.dot(a, plain, name="dot")
+    assert a.attr("__profiler_scope__") == "tensordot:"
+    assert c.attr("__profiler_scope__") == "tensordot:"
+
+
+def test_optimizer_states_are_made_in_the_updater_scope():
+    seen = []
+    opt = mx.optimizer.SGD(momentum=0.9)
+    make_state = opt.create_state_multi_precision
+
+    def spy(index, weight):
+        seen.append(profiler._current_scope.get())
+        return make_state(index, weight)
+    opt.create_state_multi_precision = spy
+    updater = mx.optimizer.get_updater(opt)
+    with profiler.scope("train"):
+        updater(0, mx.nd.ones((2,)), mx.nd.ones((2,)))
+    updater(0, mx.nd.ones((2,)), mx.nd.ones((2,)))  # the state exists: made once
+    assert seen == ["train:updater:optimizer_state:"]
+
+
 def test_stop_without_start_is_an_error():
     with pytest.raises(mx.MXNetError, match="never started|not started"):
         profiler.Event("never started").stop()

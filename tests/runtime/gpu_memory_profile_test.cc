@@ -1,6 +1,7 @@
-// The GPU memory profile's table and CSV (docs/cuda.md): entries carry the profiler scope at
-// allocation, frees remove them, and the file has MXNet's quoted columns with rows sorted by
-// attribute. The table is fed directly here, so this runs without a GPU.
+// The GPU memory profile's table and CSV (docs/cuda.md): entries carry their attribute (scope +
+// name), frees remove them, an arena is written as its described regions, and the file has
+// MXNet's quoted columns with rows sorted by attribute. The table is fed directly here, so this
+// runs without a GPU (tests/runtime/memory_label_test.cc covers where the names come from).
 #include "storage/gpu_memory_profile.h"
 
 #include <gtest/gtest.h>
@@ -10,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "nanomx/profiler.h"
 
@@ -25,15 +27,13 @@ std::string read(const std::string& path) {
 
 TEST(GpuMemoryProfile, CsvColumnsScopesAndOrder) {
   storage::clear_gpu_memory_profile();
-  const std::string before = profiler::scope();
   int a = 0, b = 0, c = 0;
-  profiler::set_scope("model:dense0:");
-  storage::gpu_memory_profile_alloc(&a, 1000, 0, 1024, false);
-  profiler::set_scope("data:");
-  storage::gpu_memory_profile_alloc(&b, 10, 1, 256, true);
-  storage::gpu_memory_profile_alloc(&c, 5, 0, 256, false);
+  storage::gpu_memory_profile_alloc(&a, "model:dense0:in_arg:weight", 1000, 0, 1024, false);
+  storage::gpu_memory_profile_alloc(&b, "data:unknown", 10, 1, 256, true);
+  storage::gpu_memory_profile_alloc(&c, "data:_zeros", 5, 0, 256, false);
+  int d = 0;
+  storage::gpu_memory_profile_alloc(&d, "data:say \"hi\"", 1, 0, 256, false);
   storage::gpu_memory_profile_free(&c);  // freed: not in the file
-  profiler::set_scope(before);
 
   const auto dir = std::filesystem::temp_directory_path() / "nanomx_gpu_memory_profile_test";
   std::filesystem::create_directories(dir);
@@ -42,13 +42,45 @@ TEST(GpuMemoryProfile, CsvColumnsScopesAndOrder) {
   EXPECT_EQ(path, prefix + "-pid_" + std::to_string(::getpid()) + ".csv");
   EXPECT_EQ(read(path),
             "\"Attribute Name\",\"Requested Size\",\"Device\",\"Actual Size\",\"Reuse?\"\n"
+            "\"data:say \"\"hi\"\"\",\"1\",\"0\",\"256\",\"0\"\n"
             "\"data:unknown\",\"10\",\"1\",\"256\",\"1\"\n"
-            "\"model:dense0:unknown\",\"1000\",\"0\",\"1024\",\"0\"\n");
+            "\"model:dense0:in_arg:weight\",\"1000\",\"0\",\"1024\",\"0\"\n");
   // The entries stay after a write; an unwritable place writes nothing.
   EXPECT_EQ(storage::write_gpu_memory_profile((dir / "no_such_dir" / "x").string()), "");
   storage::clear_gpu_memory_profile();
   EXPECT_EQ(read(storage::write_gpu_memory_profile(prefix)),
             "\"Attribute Name\",\"Requested Size\",\"Device\",\"Actual Size\",\"Reuse?\"\n");
+  std::filesystem::remove_all(dir);
+}
+
+// An executor's arena is one block, written as one row per described region: requested is the
+// region's bytes, actual runs to the next region (the last one to the block's end), so the rows
+// still add up to the block; freeing the block removes them all.
+TEST(GpuMemoryProfile, ArenaIsWrittenAsItsRegions) {
+  storage::clear_gpu_memory_profile();
+  int arena = 0, other = 0, untracked = 0;
+  storage::gpu_memory_profile_alloc(&arena, "<unk>:unknown", 4000, 0, 4096, true);
+  storage::gpu_memory_profile_alloc(&other, "init:_random_uniform", 64, 0, 256, false);
+  const std::vector<storage::ArenaRegion> regions = {
+      {"tensordot:dot", 0, 1000}, {"tensordot:dot_backward", 1024, 2000}, {"relu0", 3072, 900}};
+  storage::gpu_memory_profile_describe(&arena, regions);
+  storage::gpu_memory_profile_describe(&untracked, regions);  // allocated while off: ignored
+
+  const auto dir = std::filesystem::temp_directory_path() / "nanomx_gpu_memory_profile_arena";
+  std::filesystem::create_directories(dir);
+  const std::string prefix = (dir / "profile").string();
+  const std::string header =
+      "\"Attribute Name\",\"Requested Size\",\"Device\",\"Actual Size\",\"Reuse?\"\n";
+  EXPECT_EQ(read(storage::write_gpu_memory_profile(prefix)),
+            header +
+                "\"init:_random_uniform\",\"64\",\"0\",\"256\",\"0\"\n"
+                "\"relu0\",\"900\",\"0\",\"1024\",\"1\"\n"
+                "\"tensordot:dot\",\"1000\",\"0\",\"1024\",\"1\"\n"
+                "\"tensordot:dot_backward\",\"2000\",\"0\",\"2048\",\"1\"\n");
+  storage::gpu_memory_profile_free(&arena);
+  EXPECT_EQ(read(storage::write_gpu_memory_profile(prefix)),
+            header + "\"init:_random_uniform\",\"64\",\"0\",\"256\",\"0\"\n");
+  storage::clear_gpu_memory_profile();
   std::filesystem::remove_all(dir);
 }
 

@@ -15,6 +15,7 @@ import warnings
 import numpy
 
 from .. import ndarray as nd
+from .. import profiler as _profiler
 from ..ndarray import NDArray
 
 __all__ = ["Optimizer", "register", "create", "SGD", "ccSGD", "Adam", "Updater",
@@ -360,7 +361,9 @@ class Updater(object):
             self.optimizer._set_current_context(weights[0].context.device_id)
         for i, idx in enumerate(indices):
             if idx not in self.states:
-                self.states[idx] = self.optimizer.create_state_multi_precision(idx, weights[i])
+                # The GPU memory profile names the state arrays as MXNet's updater does.
+                with _profiler.scope("updater:optimizer_state"):
+                    self.states[idx] = self.optimizer.create_state_multi_precision(idx, weights[i])
                 self.states_synced[idx] = True
             elif not self.states_synced[idx]:
                 self.states[idx] = self.sync_state_context(self.states[idx], weights[i].context)
