@@ -265,8 +265,13 @@ ErrorRef run_opr_block(OprBlock& op, FunctionRef<void()> fn, bool& new_error) {
   }
   if (op.profiled) {
     op.end_ticks = profiler::now_ticks();
-    profiler::record_operator_packed(op.name_id, op.slot, begin, op.end_ticks, op.shape_words(),
-                                     op.num_shape_words, op.flow_id, op.dependency_flow_id);
+    if (op.device_timed) {
+      op.launch_flow_id = profiler::record_operator_launch(op.name_id, op.slot, begin, op.end_ticks,
+                                                           op.flow_id, op.dependency_flow_id);
+    } else {
+      profiler::record_operator_packed(op.name_id, op.slot, begin, op.end_ticks, op.shape_words(),
+                                       op.num_shape_words, op.flow_id, op.dependency_flow_id);
+    }
   }
   return error;
 }

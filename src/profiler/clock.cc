@@ -133,6 +133,14 @@ uint64_t timestamp_unit_ns(double resolution_ns) {
   return unit;
 }
 
+double ticks_per_ns() {
+  if (!detail::use_tsc) return 1.0;
+  const ClockPair now = read_clock_pair();
+  const uint64_t ns = now.monotonic_ns - g_time_zero.monotonic_ns;
+  if (ns == 0 || now.ticks <= g_time_zero.ticks) return 1.0;
+  return static_cast<double>(now.ticks - g_time_zero.ticks) / static_cast<double>(ns);
+}
+
 double TickConverter::ns_per_tick() const {
   if (!detail::use_tsc || anchors_.size() < 2) return 1.0;
   const Anchor& first = anchors_.front();

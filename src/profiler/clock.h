@@ -37,6 +37,12 @@ uint64_t measure_tick_quantum(uint64_t (*read_ticks)(), int readings);
 // tells apart and the file prints no digit the clock cannot resolve.
 uint64_t timestamp_unit_ns(double resolution_ns);
 
+// Profiler ticks per nanosecond over the time since load (1 when ticks are nanoseconds), for
+// placing times measured by another clock (a GPU's) on the profiler's: each end of the baseline
+// is a bracketed pair of readings, so the rate is good to about 100 ns over the baseline (1 ppm
+// 100 ms after load).
+double ticks_per_ns();
+
 class TickConverter {
  public:
   // Adds an anchor now (at most one per 50 ms) and makes sure a first slope exists.

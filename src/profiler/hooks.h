@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 
@@ -122,6 +123,35 @@ void record_operator_packed(NameId name, int slot, uint64_t begin_ticks, uint64_
 // record_operator_packed finishes at B's start. Returns 0 (nothing recorded) when the record is
 // dropped. One record per dependency; the engine calls it only for profiled operations.
 uint64_t dependency_flow_start(int slot, uint64_t end_ticks);
+
+// GPU operators (docs/cuda.md, "Profiler"): the worker's CPU time launching an operator and the
+// device's time running it are two spans. The launch goes on the worker's thread under the
+// device row, in category "operator launch", finishing the push and dependency flows as an
+// operator record does; it returns the id of a flow (category "launch") from the launch's end
+// to the device execution (0: nothing recorded, so no finish may be recorded either).
+uint64_t record_operator_launch(NameId name, int slot, uint64_t begin_ticks, uint64_t end_ticks,
+                                uint64_t flow_id, uint64_t dependency_flow_id);
+
+class ThreadBuffer;
+// A row of its own under a device (a CUDA stream's: "gpu(0) stream 1") for work that runs on
+// the device, not on a thread: records made through it go to a buffer registered and named as a
+// thread's. One thread at a time may record through a row (single producer, as a thread's).
+class DeviceRow {
+ public:
+  explicit DeviceRow(std::string name);
+  ~DeviceRow();  // the row's records are still written; the name stays
+  DeviceRow(const DeviceRow&) = delete;
+  DeviceRow& operator=(const DeviceRow&) = delete;
+
+  // The operator's device execution [begin, end] (profiler ticks) with its packed shapes, in the
+  // operator's category (and its aggregate row), finishing the launch's flow `launch_flow_id`.
+  void record_operator(NameId name, int slot, uint64_t begin_ticks, uint64_t end_ticks,
+                       const int64_t* words, size_t num_words, uint64_t launch_flow_id);
+  uint32_t tid() const;
+
+ private:
+  std::shared_ptr<ThreadBuffer> buffer_;
+};
 
 // Memory per device slot: in-use bytes are always tracked (so the peak is true); while kMemory
 // is active each change also records the counter "Memory: <slot>" in category "Device Storage".

@@ -102,6 +102,8 @@ struct Profiler {
   NameId storage_category = intern("Device Storage");
   NameId flow_name = intern("flow");
   NameId dependency_name = intern("dependency");  // name and category of dependency flows
+  NameId launch_name = intern("launch");          // name and category of launch -> device flows
+  NameId operator_launch_category = intern("operator launch");
   NameId step_category = intern("ProfilerStep");
 
   // ---- Steps and the step schedule (docs/profiler.md#step-schedules). All under `mutex`.
@@ -948,32 +950,47 @@ size_t pack_operator_shapes(const OperatorShapes& shapes, int64_t* words, size_t
   return padded;
 }
 
+namespace {
+// An operator's category: "Custom Operator" for a custom operator's sub-operations.
+NameId operator_category_of(const Profiler& p, NameId name) {
+  return names().is_custom_operator(name) ? p.custom_operator_category : p.operator_category;
+}
+
+// The flow finishes an operator span starts with, at its begin: the push flow (started in
+// `push_category`, a flow pairing on category and id) and the dependency flow, each when
+// non-zero. Returns the record after them.
+Record* write_flow_finishes(const Profiler& p, Record* r, uint64_t begin_ticks, int slot,
+                            uint64_t flow_id, NameId push_category, uint64_t dependency_flow_id) {
+  if (flow_id != 0) {
+    *r++ = Record{begin_ticks, flow_id,
+                  p.flow_name, push_category,
+                  0,           RecordKind::kFlowFinish,
+                  0,           static_cast<uint16_t>(slot)};
+  }
+  if (dependency_flow_id != 0) {
+    *r++ = Record{begin_ticks,
+                  dependency_flow_id,
+                  p.dependency_name,
+                  p.dependency_name,
+                  0,
+                  RecordKind::kFlowFinish,
+                  0,
+                  static_cast<uint16_t>(slot)};
+  }
+  return r;
+}
+}  // namespace
+
 void record_operator_packed(NameId name, int slot, uint64_t begin_ticks, uint64_t end_ticks,
                             const int64_t* words, size_t num_words, uint64_t flow_id,
                             uint64_t dependency_flow_id) {
   Profiler& p = profiler();
   ThreadBuffer* buffer = this_thread_buffer();
-  const NameId category =
-      names().is_custom_operator(name) ? p.custom_operator_category : p.operator_category;
+  const NameId category = operator_category_of(p, name);
   const uint32_t extra = static_cast<uint32_t>(num_words / 4);
   const uint32_t flows = (flow_id != 0 ? 1 : 0) + (dependency_flow_id != 0 ? 1 : 0);
   if (Record* r = buffer->reserve(flows + 1 + extra, DropKind::kOperator)) {
-    if (flow_id != 0) {
-      *r++ = Record{begin_ticks, flow_id,
-                    p.flow_name, category,
-                    0,           RecordKind::kFlowFinish,
-                    0,           static_cast<uint16_t>(slot)};
-    }
-    if (dependency_flow_id != 0) {
-      *r++ = Record{begin_ticks,
-                    dependency_flow_id,
-                    p.dependency_name,
-                    p.dependency_name,
-                    0,
-                    RecordKind::kFlowFinish,
-                    0,
-                    static_cast<uint16_t>(slot)};
-    }
+    r = write_flow_finishes(p, r, begin_ticks, slot, flow_id, category, dependency_flow_id);
     *r = Record{begin_ticks, end_ticks,
                 name,        category,
                 extra,       RecordKind::kOperator,
@@ -993,6 +1010,75 @@ void record_operator(NameId name, int slot, uint64_t begin_ticks, uint64_t end_t
   int64_t words[kMaxShapeWords];
   const size_t n = pack_operator_shapes(shapes, words, kMaxShapeWords);
   record_operator_packed(name, slot, begin_ticks, end_ticks, words, n, flow_id);
+}
+
+uint64_t record_operator_launch(NameId name, int slot, uint64_t begin_ticks, uint64_t end_ticks,
+                                uint64_t flow_id, uint64_t dependency_flow_id) {
+  Profiler& p = profiler();
+  ThreadBuffer* buffer = this_thread_buffer();
+  const NameId category = p.operator_launch_category;
+  const uint32_t flows = (flow_id != 0 ? 1 : 0) + (dependency_flow_id != 0 ? 1 : 0);
+  uint64_t launch_flow = 0;
+  if (Record* r = buffer->reserve(flows + 2, DropKind::kOperator)) {
+    // The push flow was started in the operator's category.
+    r = write_flow_finishes(p, r, begin_ticks, slot, flow_id, operator_category_of(p, name),
+                            dependency_flow_id);
+    *r++ = Record{begin_ticks, end_ticks,
+                  name,        category,
+                  0,           RecordKind::kOperator,
+                  0,           static_cast<uint16_t>(slot)};
+    // The arrow to the device execution leaves from the launch's end, on the launch's row (a
+    // dependency-start record is a flow start bound to a device row).
+    launch_flow = buffer->next_flow_id();
+    *r = Record{end_ticks,
+                launch_flow,
+                p.launch_name,
+                p.launch_name,
+                0,
+                RecordKind::kDependencyStart,
+                0,
+                static_cast<uint16_t>(slot)};
+    buffer->commit(flows + 2);
+  }
+  if (active(detail::kAggregateBit))
+    buffer->stats().add_duration(category, name, end_ticks - begin_ticks);
+  return launch_flow;
+}
+
+DeviceRow::DeviceRow(std::string name) : buffer_(register_device_row(std::move(name))) {}
+
+DeviceRow::~DeviceRow() { buffer_->retired.store(true, std::memory_order_release); }
+
+uint32_t DeviceRow::tid() const { return buffer_->tid(); }
+
+void DeviceRow::record_operator(NameId name, int slot, uint64_t begin_ticks, uint64_t end_ticks,
+                                const int64_t* words, size_t num_words, uint64_t launch_flow_id) {
+  Profiler& p = profiler();
+  ThreadBuffer* buffer = buffer_.get();
+  const NameId category = operator_category_of(p, name);
+  const uint32_t extra = static_cast<uint32_t>(num_words / 4);
+  const uint32_t flows = launch_flow_id != 0 ? 1 : 0;
+  if (Record* r = buffer->reserve(flows + 1 + extra, DropKind::kOperator)) {
+    if (launch_flow_id != 0) {
+      *r++ = Record{begin_ticks,
+                    launch_flow_id,
+                    p.launch_name,
+                    p.launch_name,
+                    0,
+                    RecordKind::kFlowFinish,
+                    0,
+                    static_cast<uint16_t>(slot)};
+    }
+    *r = Record{begin_ticks, end_ticks,
+                name,        category,
+                extra,       RecordKind::kOperator,
+                0,           static_cast<uint16_t>(slot)};
+    auto* out = reinterpret_cast<int64_t*>(r + 1);
+    for (size_t i = 0; i < extra; ++i) std::memcpy(out + 4 * i, words + 4 * i, 4 * sizeof *words);
+    buffer->commit(flows + 1 + extra);
+  }
+  if (active(detail::kAggregateBit))
+    buffer->stats().add_duration(category, name, end_ticks - begin_ticks);
 }
 
 uint64_t flow_start(NameId category, uint32_t mode_bits) {

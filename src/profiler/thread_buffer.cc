@@ -259,6 +259,17 @@ ThreadBuffer* register_this_thread() {
   return t_buffer;
 }
 
+std::shared_ptr<ThreadBuffer> register_device_row(std::string name) {
+  forget_exited_threads_if_idle();
+  ThreadRegistry& registry = thread_registry();
+  std::lock_guard<std::mutex> lock(registry.mutex);
+  const auto tid = static_cast<uint32_t>(registry.thread_names.size());
+  registry.thread_names.push_back(std::move(name));
+  auto buffer = std::make_shared<ThreadBuffer>(tid);
+  registry.buffers.push_back(buffer);
+  return buffer;
+}
+
 void set_thread_name(std::string_view name) {
   ThreadBuffer* buffer = this_thread_buffer();
   ThreadRegistry& registry = thread_registry();

@@ -143,6 +143,10 @@ class ThreadBuffer {
 extern thread_local ThreadBuffer* t_buffer;
 ThreadBuffer* register_this_thread();
 
+// A buffer for a row that is not a thread (profiler::DeviceRow), registered and named as a
+// thread's; its owner marks it retired.
+std::shared_ptr<ThreadBuffer> register_device_row(std::string name);
+
 // The calling thread's buffer, registering the thread on first use.
 inline ThreadBuffer* this_thread_buffer() {
   if (t_buffer) [[likely]]

@@ -379,6 +379,91 @@ TEST_F(Trace, FlowLinksThePushToTheOperator) {
   EXPECT_EQ(finishes, 1);
 }
 
+// A GPU operator is two spans (docs/cuda.md): the launch on the worker's thread (category
+// "operator launch", finishing the push flow) and the device execution on the stream's own row
+// (category "operator", with the shapes), linked by a "launch" flow; the aggregate table counts
+// each under its category. The device row is recorded from another thread, as the completer does.
+TEST_F(Trace, GpuLaunchAndDeviceExecutionAreLinkedSpansOnTheirOwnRows) {
+  configure("gpu.json", {{"aggregate_stats", "true"}});
+  prof::set_state(prof::State::kRunning);
+  const uint64_t push = prof::flow_start(prof::intern("operator"), prof::kImperative);
+  ASSERT_NE(push, 0u);
+  const int slot = 0;  // any device row will do: the layout has no GPU slot without CUDA
+  const prof::NameId name = prof::intern("dot");
+  uint64_t launch_flow = 0, launch_end = 0;
+  std::thread worker([&] {
+    prof::set_thread_name("gpu(0) worker");
+    const uint64_t begin = prof::now_ticks();
+    launch_end = begin + 2000;
+    launch_flow = prof::record_operator_launch(name, slot, begin, launch_end, push, 0);
+  });
+  worker.join();
+  ASSERT_NE(launch_flow, 0u);
+  uint32_t row_tid = 0;
+  std::thread completer([&] {
+    prof::DeviceRow row("gpu(0) stream 1");
+    row_tid = row.tid();
+    int64_t a[2] = {4, 8}, b[2] = {8, 2}, c[2] = {4, 2};
+    const prof::ShapeView in[2] = {{a, 2}, {b, 2}};
+    const prof::ShapeView out[1] = {{c, 2}};
+    int64_t words[prof::kMaxShapeWords];
+    const size_t n = prof::pack_operator_shapes({in, out}, words, prof::kMaxShapeWords);
+    row.record_operator(name, slot, launch_end + 500, launch_end + 90500, words, n, launch_flow);
+  });
+  completer.join();
+  const std::string table = prof::dumps(false);
+  prof::dump(true);
+
+  json t = read_trace("gpu.json");
+  json launch, device;
+  int begins = 0;
+  for (const auto& e : events_named(t, "dot")) {
+    if (e["ph"] != "B") continue;
+    ++begins;
+    (e["cat"] == "operator launch" ? launch : device) = e;
+  }
+  ASSERT_EQ(begins, 2) << t.dump();
+  ASSERT_FALSE(launch.is_null());
+  ASSERT_FALSE(device.is_null());
+  EXPECT_EQ(device["cat"], "operator");
+  EXPECT_EQ(launch["pid"], slot);
+  EXPECT_EQ(device["pid"], slot);
+  EXPECT_NE(launch["tid"], device["tid"]);
+  EXPECT_EQ(device["tid"], row_tid);
+  EXPECT_EQ(device["args"]["inputs"], json::parse("[[4,8],[8,2]]")) << device.dump();
+  // The device row is named as a thread is.
+  bool named = false;
+  for (const auto& e : t["traceEvents"]) {
+    if (e["ph"] == "M" && e["name"] == "thread_name" && e["tid"] == row_tid) {
+      named = e["args"]["name"] == "gpu(0) stream 1";
+    }
+  }
+  EXPECT_TRUE(named);
+  // One s and one f per flow: the push ends at the launch, the launch flow at the device span.
+  int launch_starts = 0, launch_finishes = 0, push_finishes = 0;
+  for (const auto& e : t["traceEvents"]) {
+    if (!e.contains("id")) continue;
+    if (e["id"] == launch_flow && e["ph"] == "s") {
+      ++launch_starts;
+      EXPECT_EQ(e["tid"], launch["tid"]);
+      EXPECT_EQ(e["cat"], "launch");
+    }
+    if (e["id"] == launch_flow && e["ph"] == "f") {
+      ++launch_finishes;
+      EXPECT_EQ(e["tid"], row_tid);
+    }
+    if (e["id"] == push && e["ph"] == "f") {
+      ++push_finishes;
+      EXPECT_EQ(e["tid"], launch["tid"]);
+    }
+  }
+  EXPECT_EQ(launch_starts, 1);
+  EXPECT_EQ(launch_finishes, 1);
+  EXPECT_EQ(push_finishes, 1);
+  EXPECT_NE(table.find("operator launch"), std::string::npos) << table;
+  EXPECT_NE(table.find("\noperator\n"), std::string::npos) << table;
+}
+
 TEST_F(Trace, MemoryCountersPerDeviceWithPeak) {
   configure("memory.json");
   prof::set_state(prof::State::kRunning);
