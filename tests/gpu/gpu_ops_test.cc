@@ -118,6 +118,65 @@ TEST_F(Gpu, Softmax) {
   compare("SoftmaxOutput", {a, label}, {});
 }
 
+// Whole class indices in [0, classes), with `ignored` at every fifth row.
+NDArray labels(int64_t rows, int classes, uint32_t seed, float ignored = -1.f) {
+  std::mt19937 gen(seed);
+  std::uniform_int_distribution<int> dist(0, classes - 1);
+  std::vector<float> v(static_cast<size_t>(rows));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = i % 5 == 4 ? ignored : static_cast<float>(dist(gen));
+  NDArray a(Shape{rows}, Context::cpu(0));
+  a.sync_copy_from_cpu(v.data(), v.size() * sizeof(float));
+  return a;
+}
+
+TEST_F(Gpu, SoftmaxOutputBackward) {
+  const NDArray x = random_array(Shape{10, 7}, 30, -3.f, 3.f);
+  const NDArray y = ops::invoke("softmax", std::vector<NDArray>{x}, {})[0];
+  const NDArray label = labels(10, 7, 31, /*ignored=*/3.f);
+  for (const char* norm : {"null", "batch", "valid"}) {
+    compare("_backward_SoftmaxOutput", {y, label}, {{"normalization", norm}});
+    compare("_backward_SoftmaxOutput", {y, label},
+            {{"normalization", norm}, {"use_ignore", "True"}, {"ignore_label", "3"}});
+  }
+  compare("_backward_SoftmaxOutput", {y, label},
+          {{"grad_scale", "0.5"}, {"smooth_alpha", "0.1"}, {"out_grad", "True"}});
+  // Probability labels of the output's shape.
+  compare("_backward_SoftmaxOutput", {y, random_array(Shape{10, 7}, 32, 0.f, 1.f)},
+          {{"grad_scale", "2"}});
+  // multi_output: (n, classes, rest) with a label per (n, rest).
+  const NDArray x3 = random_array(Shape{4, 5, 3}, 33, -2.f, 2.f);
+  const NDArray y3 = ops::invoke("softmax", std::vector<NDArray>{x3}, {{"axis", "1"}})[0];
+  const NDArray l3 = labels(12, 5, 34).reshape(Shape{4, 3});
+  for (const char* norm : {"null", "batch", "valid"}) {
+    compare("_backward_SoftmaxOutput", {y3, l3},
+            {{"multi_output", "True"}, {"normalization", norm}});
+  }
+  // preserve_shape: softmax over the last axis of any shape.
+  const NDArray l2 = labels(8, 3, 35).reshape(Shape{2, 4});
+  const NDArray yp =
+      ops::invoke("softmax", std::vector<NDArray>{random_array(Shape{2, 4, 3}, 36)}, {})[0];
+  compare("_backward_SoftmaxOutput", {yp, l2}, {{"preserve_shape", "True"}});
+}
+
+TEST_F(Gpu, BatchDotAndDotBackward) {
+  for (const bool ta : {false, true}) {
+    for (const bool tb : {false, true}) {
+      const ops::Attrs attrs = {{"transpose_a", ta ? "True" : "False"},
+                                {"transpose_b", tb ? "True" : "False"}};
+      const Shape sa = ta ? Shape{7, 5} : Shape{5, 7}, sb = tb ? Shape{3, 7} : Shape{7, 3};
+      const NDArray a = random_array(sa, 40), b = random_array(sb, 41);
+      const NDArray dc = random_array(Shape{5, 3}, 42);
+      compare("_backward_dot", {dc, a, b}, attrs, 1e-4f, 1e-4f);
+      const Shape ba = ta ? Shape{4, 7, 5} : Shape{4, 5, 7},
+                  bb = tb ? Shape{4, 3, 7} : Shape{4, 7, 3};
+      const NDArray a3 = random_array(ba, 43), b3 = random_array(bb, 44);
+      compare("batch_dot", {a3, b3}, attrs, 1e-4f, 1e-4f);
+      compare("_backward_batch_dot", {random_array(Shape{4, 5, 3}, 45), a3, b3}, attrs, 1e-4f,
+              1e-4f);
+    }
+  }
+}
+
 TEST_F(Gpu, SgdUpdates) {
   const NDArray w = random_array(Shape{50}, 9), g = random_array(Shape{50}, 10);
   compare("sgd_update", {w, g}, {{"lr", "0.1"}, {"wd", "0.01"}, {"rescale_grad", "0.5"}});

@@ -43,6 +43,7 @@ CublasLibrary load() {
   resolve(handle, "cublasSetMathMode", lib.set_math_mode);
   resolve(handle, "cublasSetStream_v2", lib.set_stream);
   resolve(handle, "cublasSgemm_v2", lib.sgemm);
+  resolve(handle, "cublasSgemmStridedBatched", lib.sgemm_strided_batched);
   return lib;  // the handle stays open for the life of the process
 }
 

@@ -16,6 +16,7 @@ struct CublasLibrary {
   decltype(&cublasSetMathMode) set_math_mode;
   decltype(&cublasSetStream_v2) set_stream;
   decltype(&cublasSgemm_v2) sgemm;
+  decltype(&cublasSgemmStridedBatched) sgemm_strided_batched;
 };
 
 // Loads the library on the first call (thread-safe); throws naming the file and dlerror() when

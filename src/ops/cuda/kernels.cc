@@ -316,6 +316,49 @@ void softmax_output(const ParsedParams& p, std::span<const NDArray> in,
   check_launch(p, cu::softmax(f(in[0]), fw(out[0]), outer, len, inner, 1.f, false, s));
 }
 
+// (output, label) -> (d_data, d_label): the CPU kernel's rules (cpu/backward_ops.cc), labels
+// as float32 class indices, or probabilities of the output's shape.
+void softmax_output_backward(const ParsedParams& p, std::span<const NDArray> in,
+                             std::span<const NDArray> out, cudaStream_t s) {
+  const auto& sp = p.get<SoftmaxOutputParams>();
+  const NDArray &y = in[0], &label = in[1];
+  const Shape& sh = y.shape();
+  const int64_t size = y.size();
+  check_launch(p, cu::fill(fw(out[1]), 0.f, out[1].size(), s));  // the label gets no gradient
+  if (size == 0) return;
+  if (label.shape() == sh) {
+    check_launch(p, cu::softmax_output_grad_dense(f(y), f(label), fw(out[0]), size,
+                                                  static_cast<float>(sp.grad_scale), s));
+    return;
+  }
+  cu::SoftmaxOutputGrad g;
+  if (sp.multi_output) {
+    g.classes = sh[1];
+    g.inner = size / (sh[0] * g.classes);
+    g.rows = sh[0] * g.inner;
+  } else if (sp.preserve_shape) {
+    g.classes = sh[sh.ndim() - 1];
+    g.rows = size / g.classes;
+  } else {
+    g.rows = sh[0];
+    g.classes = size / g.rows;
+  }
+  NANOMX_CHECK(label.size() == g.rows)
+      << p.op() << ": 'label' " << label.shape() << " has " << label.size() << " entries, 'output' "
+      << sh << " has " << g.rows << " rows";
+  g.grad_scale = static_cast<float>(sp.grad_scale);
+  g.ignore_label = static_cast<float>(sp.ignore_label);
+  g.smooth_alpha = static_cast<float>(sp.smooth_alpha);
+  g.use_ignore = sp.use_ignore;
+  g.out_grad = sp.out_grad;
+  g.divide_by_valid = sp.normalization == "valid";
+  g.divide_by_inner = sp.multi_output && !g.divide_by_valid;
+  if (sp.normalization == "batch") {
+    g.batch = static_cast<float>(label.shape().ndim() > 0 ? label.shape()[0] : 1);
+  }
+  check_launch(p, cu::softmax_output_grad(f(y), f(label), fw(out[0]), g, s));
+}
+
 // ---- optimizers ----
 
 template <bool kMomentum>
@@ -352,35 +395,91 @@ cublasHandle_t blas_handle() {
   return handle;
 }
 
-// Row-major C (m x n) = op(A) op(B): column-major C^T = op(B)^T op(A)^T.
-void gemm(const ParsedParams& p, const float* a, const float* b, float* c, const DotDims& d,
-          float beta, cudaStream_t s) {
-  if (d.m == 0 || d.n == 0) return;
+// Row-major C (m x n) = op(A) op(B) for `batch` products whose operands lie one after the
+// other (A: m*k apart, B: k*n, C: m*n): column-major C^T = op(B)^T op(A)^T.
+void gemm_batched(const ParsedParams& p, const float* a, const float* b, float* c, const DotDims& d,
+                  int64_t batch, float beta, cudaStream_t s) {
+  if (batch == 0 || d.m == 0 || d.n == 0) return;
   if (d.k == 0) {
     if (beta == 0.f) {
-      NANOMX_CUDA_CALL(cudaMemsetAsync(c, 0, static_cast<size_t>(d.m * d.n) * sizeof(float), s));
+      NANOMX_CUDA_CALL(
+          cudaMemsetAsync(c, 0, static_cast<size_t>(batch * d.m * d.n) * sizeof(float), s));
     }
     return;
   }
-  NANOMX_CHECK(d.m <= INT32_MAX && d.n <= INT32_MAX && d.k <= INT32_MAX)
-      << p.op() << ": " << d.m << " x " << d.k << " x " << d.n << " exceeds cuBLAS' int range";
+  NANOMX_CHECK(d.m <= INT32_MAX && d.n <= INT32_MAX && d.k <= INT32_MAX && batch <= INT32_MAX)
+      << p.op() << ": " << batch << " x " << d.m << " x " << d.k << " x " << d.n
+      << " exceeds cuBLAS' int range";
   cublasHandle_t h = blas_handle();
   NANOMX_CHECK(cu::cublas().set_stream(h, s) == CUBLAS_STATUS_SUCCESS)
       << "cuBLAS: cannot set the stream";
   const float alpha = 1.f;
   const int lda = static_cast<int>(d.ta ? d.m : d.k), ldb = static_cast<int>(d.tb ? d.k : d.n);
+  const cublasOperation_t op_b = d.tb ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t op_a = d.ta ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const int n = static_cast<int>(d.n), m = static_cast<int>(d.m), k = static_cast<int>(d.k);
   const cublasStatus_t status =
-      cu::cublas().sgemm(h, d.tb ? CUBLAS_OP_T : CUBLAS_OP_N, d.ta ? CUBLAS_OP_T : CUBLAS_OP_N,
-                         static_cast<int>(d.n), static_cast<int>(d.m), static_cast<int>(d.k),
-                         &alpha, b, ldb, a, lda, &beta, c, static_cast<int>(d.n));
+      batch == 1 ? cu::cublas().sgemm(h, op_b, op_a, n, m, k, &alpha, b, ldb, a, lda, &beta, c, n)
+                 : cu::cublas().sgemm_strided_batched(h, op_b, op_a, n, m, k, &alpha, b, ldb,
+                                                      d.k * d.n, a, lda, d.m * d.k, &beta, c, n,
+                                                      d.m * d.n, static_cast<int>(batch));
   NANOMX_CHECK(status == CUBLAS_STATUS_SUCCESS)
-      << p.op() << ": cublasSgemm failed (status " << static_cast<int>(status) << ")";
+      << p.op() << ": cuBLAS sgemm failed (status " << static_cast<int>(status) << ")";
+}
+
+void gemm(const ParsedParams& p, const float* a, const float* b, float* c, const DotDims& d,
+          float beta, cudaStream_t s) {
+  gemm_batched(p, a, b, c, d, 1, beta, s);
 }
 
 void dot(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out,
          cudaStream_t s) {
   const DotDims d = dot_dims(p.get<DotParams>(), in[0].shape(), in[1].shape(), nullptr);
   gemm(p, f(in[0]), f(in[1]), fw(out[0]), d, 0.f, s);
+}
+
+void batch_dot(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out,
+               cudaStream_t s) {
+  int64_t batch = 0;
+  const DotDims d =
+      batch_dot_dims(p.get<DotParams>(), in[0].shape(), in[1].shape(), nullptr, &batch);
+  gemm_batched(p, f(in[0]), f(in[1]), fw(out[0]), d, batch, 0.f, s);
+}
+
+// dA and dB of C = op(A) op(B), `batch` products at once: MXNet's four cases (as the CPU's
+// dot_grads in cpu/backward_ops.cc).
+void dot_grads(const ParsedParams& p, const float* dc, const float* a, const float* b, float* da,
+               float* db, const DotDims& d, int64_t batch, cudaStream_t s) {
+  const int64_t m = d.m, k = d.k, n = d.n;
+  // The products' operands are m*k (A), k*n (B) and m*n (C) apart whatever the transposes, so
+  // each gradient product below keeps its operands' strides by its own dims.
+  if (!d.ta && !d.tb) {
+    gemm_batched(p, dc, b, da, DotDims{m, n, k, false, true}, batch, 0.f, s);  // dA = dC B^T
+    gemm_batched(p, a, dc, db, DotDims{k, m, n, true, false}, batch, 0.f, s);  // dB = A^T dC
+  } else if (d.ta && !d.tb) {
+    gemm_batched(p, b, dc, da, DotDims{k, n, m, false, true}, batch, 0.f, s);   // dA = B dC^T
+    gemm_batched(p, a, dc, db, DotDims{k, m, n, false, false}, batch, 0.f, s);  // dB = A dC
+  } else if (!d.ta && d.tb) {
+    gemm_batched(p, dc, b, da, DotDims{m, n, k, false, false}, batch, 0.f, s);  // dA = dC B
+    gemm_batched(p, dc, a, db, DotDims{n, m, k, true, false}, batch, 0.f, s);   // dB = dC^T A
+  } else {
+    gemm_batched(p, b, dc, da, DotDims{k, n, m, true, true}, batch, 0.f, s);  // dA = B^T dC^T
+    gemm_batched(p, dc, a, db, DotDims{n, m, k, true, true}, batch, 0.f, s);  // dB = dC^T A^T
+  }
+}
+
+void dot_backward(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out,
+                  cudaStream_t s) {
+  const DotDims d = dot_dims(p.get<DotParams>(), in[1].shape(), in[2].shape(), nullptr);
+  dot_grads(p, f(in[0]), f(in[1]), f(in[2]), fw(out[0]), fw(out[1]), d, 1, s);
+}
+
+void batch_dot_backward(const ParsedParams& p, std::span<const NDArray> in,
+                        std::span<const NDArray> out, cudaStream_t s) {
+  int64_t batch = 0;
+  const DotDims d =
+      batch_dot_dims(p.get<DotParams>(), in[1].shape(), in[2].shape(), nullptr, &batch);
+  dot_grads(p, f(in[0]), f(in[1]), f(in[2]), fw(out[0]), fw(out[1]), d, batch, s);
 }
 
 void fully_connected(const ParsedParams& p, std::span<const NDArray> in,
@@ -454,7 +553,11 @@ void register_cuda_kernels() {
   register_kernel("SoftmaxOutput", kGPU, gpu_kernel<softmax_output>);
   register_kernel("sgd_update", kGPU, gpu_kernel<sgd<false>>);
   register_kernel("sgd_mom_update", kGPU, gpu_kernel<sgd<true>>);
+  register_kernel("_backward_SoftmaxOutput", kGPU, gpu_kernel<softmax_output_backward>);
   register_kernel("dot", kGPU, gpu_kernel<dot>);
+  register_kernel("_backward_dot", kGPU, gpu_kernel<dot_backward>);
+  register_kernel("batch_dot", kGPU, gpu_kernel<batch_dot>);
+  register_kernel("_backward_batch_dot", kGPU, gpu_kernel<batch_dot_backward>);
   register_kernel("FullyConnected", kGPU, gpu_kernel<fully_connected>);
   register_kernel("_backward_FullyConnected", kGPU, gpu_kernel<fully_connected_backward>);
 }

@@ -234,7 +234,68 @@ __global__ void sgd_kernel(const float* w, const float* g, float* mom, float* ou
   }
 }
 
+// Valid normalization needs the count of non-ignored labels: each block counts them itself
+// (rows is a batch, small next to the gradient), so one launch does it all with no scratch.
+__global__ void softmax_output_grad_kernel(const float* y, const float* label, float* grad,
+                                           SoftmaxOutputGrad g) {
+  __shared__ float scale;
+  if (g.divide_by_valid) {
+    __shared__ int64_t counts[kThreads];
+    int64_t count = 0;
+    for (int64_t r = threadIdx.x; r < g.rows; r += blockDim.x) {
+      count += static_cast<int>(label[r]) != static_cast<int>(g.ignore_label);
+    }
+    counts[threadIdx.x] = count;
+    __syncthreads();
+    for (int s = blockDim.x / 2; s > 0; s /= 2) {
+      if (threadIdx.x < s) counts[threadIdx.x] += counts[threadIdx.x + s];
+      __syncthreads();
+    }
+    if (threadIdx.x == 0) scale = g.grad_scale / static_cast<float>(counts[0] > 0 ? counts[0] : 1);
+  } else if (threadIdx.x == 0) {
+    scale = g.grad_scale / g.batch;
+    if (g.divide_by_inner) scale /= static_cast<float>(g.inner);
+  }
+  __syncthreads();
+  const float off = g.smooth_alpha > 0 && g.classes > 1
+                        ? g.smooth_alpha / static_cast<float>(g.classes - 1)
+                        : 0.f;
+  NANOMX_CUDA_LOOP(e, g.rows * g.classes) {
+    const int64_t r = e / g.classes, j = e % g.classes;
+    const int64_t i = (r / g.inner) * g.classes * g.inner + r % g.inner + j * g.inner;
+    const int lab = static_cast<int>(label[r]);
+    float v = 0.f;
+    if (!(g.use_ignore && lab == static_cast<int>(g.ignore_label))) {
+      const float yi = y[i];
+      v = (yi - (j == lab ? 1.f - g.smooth_alpha : off)) * scale;
+      if (g.out_grad) v *= yi;  // MXNet's quirk (see the CPU kernel)
+    }
+    grad[i] = v;
+  }
+}
+
+__global__ void softmax_output_grad_dense_kernel(const float* y, const float* label, float* grad,
+                                                 int64_t n, float scale) {
+  NANOMX_CUDA_LOOP(i, n) { grad[i] = (y[i] - label[i]) * scale; }
+}
+
 }  // namespace
+
+cudaError_t softmax_output_grad(const float* y, const float* label, float* grad,
+                                const SoftmaxOutputGrad& g, cudaStream_t stream) {
+  const int64_t n = g.rows * g.classes;
+  if (n > 0) softmax_output_grad_kernel<<<grid_for(n), kThreads, 0, stream>>>(y, label, grad, g);
+  return cudaGetLastError();
+}
+
+cudaError_t softmax_output_grad_dense(const float* y, const float* label, float* grad, int64_t n,
+                                      float scale, cudaStream_t stream) {
+  if (n > 0) {
+    softmax_output_grad_dense_kernel<<<grid_for(n), kThreads, 0, stream>>>(y, label, grad, n,
+                                                                           scale);
+  }
+  return cudaGetLastError();
+}
 
 cudaError_t binary(BinaryOp op, const float* a, const float* b, float* out, int64_t n,
                    cudaStream_t stream) {

@@ -63,6 +63,24 @@ cudaError_t activation_grad(ActGrad act, const float* dy, const float* v, float*
 cudaError_t sgd(const float* w, const float* g, float* mom, float* out, int64_t n, float lr,
                 float wd, float rescale, float clip, float momentum, cudaStream_t stream);
 
+// SoftmaxOutput's backward for index labels (one per row): rows x classes, classes `inner`
+// apart (row r starts at (r / inner) * classes * inner + r % inner); grad = (y - target) * scale
+// where target is 1 - smooth_alpha at the label and smooth_alpha / (classes - 1) elsewhere,
+// rows whose label is `ignore_label` (use_ignore) get 0, out_grad multiplies by y. scale is
+// grad_scale divided by: 1 (null), `batch` (batch), the count of non-ignored labels (valid,
+// counted on the device; at least 1); multi_output without valid also divides by inner.
+struct SoftmaxOutputGrad {
+  int64_t rows = 0, classes = 0, inner = 1;
+  float grad_scale = 1, ignore_label = -1, smooth_alpha = 0;
+  bool use_ignore = false, out_grad = false, divide_by_valid = false, divide_by_inner = false;
+  float batch = 1;  // the divisor of normalization "batch" (1 otherwise)
+};
+cudaError_t softmax_output_grad(const float* y, const float* label, float* grad,
+                                const SoftmaxOutputGrad& g, cudaStream_t stream);
+// grad[i] = (y[i] - label[i]) * scale: probability labels of the output's shape.
+cudaError_t softmax_output_grad_dense(const float* y, const float* label, float* grad, int64_t n,
+                                      float scale, cudaStream_t stream);
+
 }  // namespace nanomx::ops::cuda
 
 #endif  // NANOMX_HAVE_CUDA
