@@ -237,6 +237,8 @@ try {
   check(onPath.includes('critical pathon the path'), 'a click on a path operation says so: ' + onPath);
   const diffHidden = await page.$eval('#diff-panel', (el) => getComputedStyle(el).display === 'none');
   check(diffHidden, 'the diff panel is hidden on a one-trace page');
+  const memoryHidden = await page.$eval('#memory-panel', (el) => getComputedStyle(el).display === 'none');
+  check(memoryHidden, 'the memory panel is hidden without --memory');
   const pathDetail = await page.$$eval('#path-kinds tr', (trs) => trs.map((tr) => tr.textContent));
   check(pathDetail.length === 4 && pathDetail[0].startsWith('compute'), 'the path panel lists the four kinds: ' + JSON.stringify(pathDetail));
 
@@ -264,6 +266,53 @@ try {
   await page.click('#timeline', { position: { x: 300, y: 22 + 20 + 9 } });
   const baseClick = await page.$eval('#details-table', (table) => table.textContent);
   check(baseClick.includes('dot') && baseClick.includes('start0 ns after the first event'), 'BASE is drawn from time 0: ' + baseClick);
+
+  // `view IN --memory CSV`: the "Memory per scope" panel shows the tree of `nanomx-trace memory`
+  // with its strings (fixtures/memory_profile.expected.txt), folds on a click, and keeps names
+  // with quotes and parentheses as text.
+  const memoryPage = path.join(workDir, 'memory_view.html');
+  execFileSync(tool, ['view', path.join(fixtureDir, 'nanomx.json'), '--memory', path.join(fixtureDir, 'memory_profile.csv'),
+    '-o', memoryPage], { stdio: 'inherit' });
+  await page.goto(url.pathToFileURL(memoryPage).href);
+  await page.waitForSelector('#status[data-ready="1"]', { timeout: 30000 });
+  const memoryRows = async () => page.$$eval('#memory-table tbody tr', (trs) => trs.map((tr) => [...tr.children].map((td) => td.textContent)));
+  const memoryStatus = await page.$eval('#status', (el) => ({ ...el.dataset }));
+  check(memoryStatus.memoryRows === '19' && memoryStatus.memoryShown === '11',
+    'memory panel: 19 scopes, the top two levels (11 rows) shown at first (got ' + memoryStatus.memoryRows + ', ' + memoryStatus.memoryShown + ')');
+  const memoryVisible = await page.$eval('#memory-panel', (el) => getComputedStyle(el).display !== 'none' && el.getBoundingClientRect().width > 100);
+  check(memoryVisible, 'the memory panel is shown beside the other panels');
+  await page.screenshot({ path: path.join(workDir, 'memory_view.png') });
+  const memoryTitle = await page.$eval('#memory-title', (el) => el.textContent);
+  check(memoryTitle === 'Memory per scope: memory_profile.csv', 'memory panel title: ' + memoryTitle);
+  const memoryHead = await page.$$eval('#memory-table thead th', (ths) => ths.map((th) => th.textContent));
+  check(JSON.stringify(memoryHead) === JSON.stringify(['Scope', 'Requested', 'Actual', 'Allocs', 'Reused', '% actual', 'gpu 0 actual', 'gpu 1 actual']),
+    'memory table columns, one per device: ' + JSON.stringify(memoryHead));
+  let rowsNow = await memoryRows();
+  check(JSON.stringify(rowsNow[0]) === JSON.stringify(['\u25BEtensordot', '20.00 MiB', '20.00 MiB', '3', '1', '75.5 %', '16.00 MiB', '4.00 MiB']),
+    'memory row 1 matches `nanomx-trace memory`: ' + JSON.stringify(rowsNow[0]));
+  check(JSON.stringify(rowsNow[1]) === JSON.stringify(['\u25B8in_arg', '12.00 MiB', '12.00 MiB', '2', '0', '45.3 %', '8.00 MiB', '4.00 MiB']),
+    'memory row 2, folded: ' + JSON.stringify(rowsNow[1]));
+  const memoryFoot = await page.$$eval('#memory-table tfoot tr', (trs) => trs.map((tr) => [...tr.children].map((td) => td.textContent)));
+  check(JSON.stringify(memoryFoot) === JSON.stringify([
+    ['total', '26.11 MiB', '26.51 MiB', '10', '4', '100.0 %', '21.50 MiB', '5.00 MiB'],
+    ['not allocated by nanomx (NVML)', '-', '300.0 MiB', '-', '-', '-', '300.0 MiB', '-512 B']]),
+  'memory total and NVML lines: ' + JSON.stringify(memoryFoot));
+  const exactBytes = await page.$eval('#memory-table tbody tr td:nth-child(3)', (td) => td.title);
+  check(exactBytes === '20,971,520 bytes', 'the actual size shows the exact bytes on hover: ' + exactBytes);
+  await page.click('#memory-table tbody tr:nth-child(1)');  // fold tensordot
+  rowsNow = await memoryRows();
+  check(rowsNow.length === 9 && rowsNow[1][0] === '\u25BE<unk>', 'a click folds a scope: ' + rowsNow.length + ' rows, then ' + rowsNow[1][0]);
+  await page.click('#memory-expand');
+  rowsNow = await memoryRows();
+  const byName = new Map(rowsNow.map((cells) => [cells[0].replace(/^[\u25B8\u25BE]/, ''), cells]));
+  check(rowsNow.length === 19, 'expand all shows the 19 scopes (' + rowsNow.length + ')');
+  const tempSpace = byName.get('temp_space (fully_connected-inl.h +316)');
+  check(tempSpace && tempSpace[1] === '293.0 KiB' && tempSpace[2] === '512.0 KiB', 'a name with spaces and parentheses: ' + JSON.stringify(tempSpace));
+  const quoted = byName.get('say "hi"');
+  check(quoted && quoted[1] === '1000 B' && quoted[7] === '1.00 KiB', 'a name with quotes: ' + JSON.stringify(quoted));
+  await page.click('#memory-collapse');
+  rowsNow = await memoryRows();
+  check(rowsNow.length === 4, 'collapse all leaves the 4 top-level scopes (' + rowsNow.length + ')');
 } finally {
   await browser.close();
   fs.rmSync(userDataDir, { recursive: true, force: true });

@@ -1,5 +1,5 @@
 // nanomx-trace: read, merge, convert and view Chrome-trace files (nanomx's, MXNet's, PyTorch's,
-// or any other writer's). See docs/nanomx-trace.md.
+// or any other writer's), and GPU memory profiles per scope. See docs/nanomx-trace.md.
 #include <unistd.h>
 
 #include <chrono>
@@ -15,6 +15,7 @@
 #include "convert.h"
 #include "critical_path.h"
 #include "diff.h"
+#include "memory_profile.h"
 #include "merge.h"
 #include "summary.h"
 #include "trace_file.h"
@@ -34,10 +35,13 @@ constexpr const char* kUsage =
     "  nanomx-trace critical-path FILE [--step N] [--format text|json]\n"
     "  nanomx-trace merge A.json B.json ... -o OUT.json  (a rotated series: one process)\n"
     "  nanomx-trace convert IN -o OUT          (.json <-> .json.gz, by OUT's name)\n"
-    "  nanomx-trace view IN -o OUT.html [--critical-path [--step N]]\n"
+    "  nanomx-trace memory CSV [CSV...] [--format text|json] [--depth N]\n"
+    "                            (GPU memory profile per scope; several files are summed)\n"
+    "  nanomx-trace view IN -o OUT.html [--critical-path [--step N]] [--memory CSV]...\n"
     "  nanomx-trace view BASE NEW -o OUT.html  (both on one timeline, with the diff table)\n"
     "Every command reads .json and .json.gz, object or array form, and files cut short by a "
-    "crash.\n"
+    "crash;\n"
+    "memory and --memory read the CSV of gpu_memory_profile_filename_prefix.\n"
     "Limits (every command; see docs/nanomx-trace.md):\n"
     "  --max-decompressed-mb N  gzip input decompressed size (default: 64x the file, at least\n"
     "                           256; 0: no limit)\n"
@@ -52,7 +56,8 @@ class UsageError : public std::runtime_error {
 struct Arguments {
   std::vector<std::string> positional;
   std::optional<std::string> output;
-  std::string format;  // summary: table (default) or json; diff, critical-path: text or json
+  // summary: table (default) or json; diff, critical-path, memory: text or json
+  std::string format;
   std::string sort_by = "total";
   bool ascending = false;
   std::optional<std::string> category;
@@ -62,6 +67,8 @@ struct Arguments {
   std::optional<int64_t> step;
   bool critical_path = false;
   bool per_step = false;
+  std::optional<size_t> depth;      // memory --depth
+  std::vector<std::string> memory;  // view --memory, in the order given
   ReadLimits limits;
 };
 
@@ -103,7 +110,8 @@ Arguments parse_arguments(int argc, char** argv, const std::string& command) {
       if (args.format != "table" && args.format != "json") {
         throw UsageError("--format must be table or json, not \"" + args.format + "\"");
       }
-    } else if ((command == "diff" || command == "critical-path") && arg == "--format") {
+    } else if ((command == "diff" || command == "critical-path" || command == "memory") &&
+               arg == "--format") {
       args.format = value_of(i, arg);
       if (args.format != "text" && args.format != "json") {
         throw UsageError("--format must be text or json, not \"" + args.format + "\"");
@@ -121,6 +129,12 @@ Arguments parse_arguments(int argc, char** argv, const std::string& command) {
       args.step = static_cast<int64_t>(parse_count(arg, value_of(i, arg), uint64_t{1} << 53));
     } else if (command == "view" && arg == "--critical-path") {
       args.critical_path = true;
+    } else if (command == "view" && arg == "--memory") {
+      args.memory.push_back(value_of(i, arg));
+    } else if (command == "memory" && arg == "--depth") {
+      uint64_t depth = parse_count(arg, value_of(i, arg), 1 << 20);
+      if (depth == 0) throw UsageError("--depth must be at least 1 (the top-level scopes)");
+      args.depth = static_cast<size_t>(depth);
     } else if (command == "summary" && arg == "--sort-by") {
       args.sort_by = value_of(i, arg);
     } else if (command == "summary" && arg == "--per-step") {
@@ -312,6 +326,16 @@ int run_critical_path(const Arguments& args) {
   return 0;
 }
 
+int run_memory(const Arguments& args) {
+  if (args.positional.empty()) throw UsageError("memory needs at least one CSV file");
+  if (args.output) throw UsageError("memory prints to stdout; it takes no -o");
+  MemoryProfile profile = read_memory_profiles(args.positional);
+  std::string text = args.format == "json" ? format_memory_json(profile, args.depth)
+                                           : format_memory_text(profile, args.depth);
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  return 0;
+}
+
 int run_convert(const Arguments& args) {
   if (args.positional.size() != 1 || !args.output) throw UsageError("convert takes IN -o OUT");
   ConvertResult result = convert_file(args.positional[0], *args.output, isatty(2) != 0);
@@ -334,14 +358,20 @@ int run_view(const Arguments& args) {
   ViewOptions options;
   options.critical_path = args.critical_path;
   options.step = args.step;
-  ViewResult result = args.positional.size() == 2
-                          ? write_diff_view(args.positional[0], args.positional[1], *args.output)
-                          : write_view(args.positional[0], *args.output, options);
+  options.memory_profiles = args.memory;
+  ViewResult result =
+      args.positional.size() == 2
+          ? write_diff_view(args.positional[0], args.positional[1], *args.output, options)
+          : write_view(args.positional[0], *args.output, options);
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::fprintf(stderr,
                "wrote %s: %zu events, %zu rows, %zu slices; %zu bytes (input %zu) in %.2f s\n",
                args.output->c_str(), result.events, result.rows, result.slices, result.page_bytes,
                result.input_bytes, seconds);
+  if (!args.memory.empty()) {
+    std::fprintf(stderr, "memory per scope: %zu scopes from %zu %s\n", result.memory_scopes,
+                 args.memory.size(), args.memory.size() == 1 ? "file" : "files");
+  }
   return 0;
 }
 
@@ -359,11 +389,12 @@ int main(int argc, char** argv) {
     if (command == "summary") return run_summary(args);
     if (command == "diff") return run_diff(args);
     if (command == "critical-path") return run_critical_path(args);
+    if (command == "memory") return run_memory(args);
     if (command == "merge") return run_merge(args);
     if (command == "convert") return run_convert(args);
     if (command == "view") return run_view(args);
     throw UsageError("unknown command \"" + command +
-                     "\"; expected summary, diff, critical-path, merge, convert or view");
+                     "\"; expected summary, diff, critical-path, memory, merge, convert or view");
   } catch (const UsageError& error) {
     std::fprintf(stderr, "nanomx-trace: %s\n%s", error.what(), kUsage);
     return 2;

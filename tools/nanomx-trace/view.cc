@@ -14,6 +14,7 @@
 #include "critical_path.h"
 #include "diff.h"
 #include "json_out.h"
+#include "memory_profile.h"
 #include "summary.h"
 #include "trace_file.h"
 #include "trace_model.h"
@@ -213,6 +214,7 @@ struct PageExtras {
   bool critical_path = false;
   std::optional<int64_t> step;
   std::string diff_json;       // the "diff" member's value, or empty
+  std::string memory_json;     // the "memory" member's value, or empty
   std::string summary_source;  // the file whose aggregate table the page shows; empty: all
   std::optional<std::vector<DisplayCategory>> table;  // instead of the model's own
 };
@@ -471,6 +473,7 @@ ViewResult write_page(TraceModel& model, const std::string& input, const PageExt
   meta += "]";
   if (!path_json.empty()) append_all(&meta, ",\"criticalPath\":", path_json);
   if (!extras.diff_json.empty()) append_all(&meta, ",\"diff\":", extras.diff_json);
+  if (!extras.memory_json.empty()) append_all(&meta, ",\"memory\":", extras.memory_json);
   if (!extras.summary_source.empty()) {
     meta += ",\"summarySource\":";
     append_json_string(&meta, extras.summary_source);
@@ -532,6 +535,76 @@ std::string diff_page_json(const DiffResult& diff) {
   return out;
 }
 
+void append_row_text_json(std::string* out, const MemoryRowText& text) {
+  for (const std::string* cell :
+       {&text.requested, &text.actual, &text.allocations, &text.reused, &text.share}) {
+    *out += ",";
+    append_json_string(out, *cell);
+  }
+  *out += ",[";
+  for (size_t i = 0; i < text.device_actual.size(); ++i) {
+    if (i) *out += ",";
+    append_json_string(out, text.device_actual[i]);
+  }
+  *out += "]";
+}
+
+// The panel's data: the strings `nanomx-trace memory` prints (memory_row_text), so the page
+// formats nothing itself, and the exact bytes for the tooltips (as strings: a double would round
+// sizes beyond 2^53).
+// Rows: [depth, name, requested, actual, allocations, reused, % actual, [actual per device],
+// requested bytes, actual bytes], every scope in print order (the page rebuilds the tree from
+// the depths, without recursion); "total" the same without depth and name.
+std::string memory_page_json(const MemoryProfile& profile) {
+  std::string out = "{\"files\":[";
+  for (size_t i = 0; i < profile.files.size(); ++i) {
+    if (i) out += ",";
+    append_json_string(&out, std::filesystem::path(profile.files[i].path).filename().string());
+  }
+  out += "],\"devices\":[";
+  for (size_t i = 0; i < profile.devices.size(); ++i) {
+    append_all(&out, i ? "," : "", std::to_string(profile.devices[i]));
+  }
+  out += "],\"overview\":";
+  append_json_string(&out, memory_overview(profile));
+  out += ",\"total\":[";
+  const MemoryScope& root = profile.root();
+  append_json_string(&out, "total");
+  append_row_text_json(&out, memory_row_text(profile, root));
+  append_all(&out, ",\"", std::to_string(root.amount.requested), "\",\"",
+             std::to_string(root.amount.actual), "\"]");
+  out += ",\"nvml\":";
+  if (profile.nvml) {
+    out += "[";
+    append_json_string(&out, kNvmlLabel);
+    append_row_text_json(&out, nvml_row_text(profile));
+    append_all(&out, ",\"\",\"", std::to_string(profile.nvml->bytes), "\"]");
+  } else {
+    out += "null";
+  }
+  out += ",\"rows\":[";
+  bool first = true;
+  for (uint32_t index : scopes_in_print_order(profile, std::nullopt)) {
+    const MemoryScope& scope = profile.scopes[index];
+    append_all(&out, first ? "[" : ",[", std::to_string(scope.depth), ",");
+    append_json_string(&out, scope.name);
+    append_row_text_json(&out, memory_row_text(profile, scope));
+    append_all(&out, ",\"", std::to_string(scope.amount.requested), "\",\"",
+               std::to_string(scope.amount.actual), "\"]");
+    first = false;
+  }
+  out += "]}";
+  return out;
+}
+
+// Reads the memory profiles of `options` into `extras`; nothing when there are none.
+void add_memory(const ViewOptions& options, PageExtras* extras, ViewResult* result) {
+  if (options.memory_profiles.empty()) return;
+  MemoryProfile profile = read_memory_profiles(options.memory_profiles);
+  extras->memory_json = memory_page_json(profile);
+  result->memory_scopes = profile.scopes.size() - 1;
+}
+
 }  // namespace
 
 ViewResult write_view(const std::string& input, const std::string& output, int level) {
@@ -543,9 +616,10 @@ ViewResult write_view(const std::string& input, const std::string& output, int l
 ViewResult write_view(const std::string& input, const std::string& output,
                       const ViewOptions& options) {
   ViewResult result;
+  PageExtras extras;
+  add_memory(options, &extras, &result);
   StreamInfo info;
   TraceModel model = view_model(input, &result, &info);
-  PageExtras extras;
   extras.critical_path = options.critical_path;
   extras.step = options.step;
   return write_page(model, input, extras, result, output, options.level);
@@ -553,14 +627,22 @@ ViewResult write_view(const std::string& input, const std::string& output,
 
 ViewResult write_diff_view(const std::string& base, const std::string& next,
                            const std::string& output, int level) {
+  ViewOptions options;
+  options.level = level;
+  return write_diff_view(base, next, output, options);
+}
+
+ViewResult write_diff_view(const std::string& base, const std::string& next,
+                           const std::string& output, const ViewOptions& options) {
   ViewResult result;
+  PageExtras extras;
+  add_memory(options, &extras, &result);
   StreamInfo base_info, next_info;
   TraceModel model = view_model(base, &result, &base_info);
   TraceModel next_model = view_model(next, &result, &next_info);
   // Both start at time 0, so that the same moment of each run lines up.
   shift_model(model, -model.min_ts_ns);
   for (Process& process : model.processes) process.name += " [BASE]";
-  PageExtras extras;
   // The operators table shows NEW's numbers; the diff table compares both.
   extras.table = display_rows(aggregate(next_model), SortKey::kTotal, false);
   append_model(model, next_model, "NEW", -next_model.min_ts_ns);
@@ -569,7 +651,7 @@ ViewResult write_diff_view(const std::string& base, const std::string& next,
   return write_page(model,
                     std::filesystem::path(base).filename().string() + " vs " +
                         std::filesystem::path(next).filename().string(),
-                    extras, result, output, level);
+                    extras, result, output, options.level);
 }
 
 }  // namespace nanomx::trace
