@@ -3,7 +3,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -57,7 +59,7 @@ void gpu_memory_profile_describe(const void* data, std::span<const ArenaRegion> 
   it->second.regions.assign(regions.begin(), regions.end());
 }
 
-std::string write_gpu_memory_profile(const std::string& prefix) {
+std::string write_gpu_memory_profile(const std::string& prefix, ProcessGpuMemory process_memory) {
   std::vector<Entry> rows;
   {
     Table& t = table();
@@ -90,6 +92,20 @@ std::string write_gpu_memory_profile(const std::string& prefix) {
     for (char c : e.attribute) attribute += c == '"' ? std::string("\"\"") : std::string(1, c);
     out << '"' << attribute << "\",\"" << e.requested << "\",\"" << e.dev_id << "\",\"" << e.actual
         << "\",\"" << (e.reused ? 1 : 0) << "\"\n";
+  }
+  std::map<int, int64_t> actual_by_device;
+  for (const Entry& e : rows) actual_by_device[e.dev_id] += static_cast<int64_t>(e.actual);
+  for (const auto& [dev, actual] : actual_by_device) {
+    std::string why;
+    if (const std::optional<uint64_t> used = process_memory(dev, &why)) {
+      const int64_t amend = static_cast<int64_t>(*used) - actual;
+      out << "\"nvml_amend\",\"" << amend << "\",\"" << dev << "\",\"" << amend << "\",\"0\"\n";
+    } else {
+      static std::once_flag said;  // MXNet logs at every dump; once is enough to explain
+      std::call_once(said, [&why] {
+        std::fprintf(stderr, "nanomx: GPU memory profile: no nvml_amend row: %s\n", why.c_str());
+      });
+    }
   }
   return out ? path : "";
 }

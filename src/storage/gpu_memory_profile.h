@@ -8,6 +8,7 @@
 #include <string>
 
 #include "nanomx/storage.h"
+#include "storage/nvml_process_memory.h"
 
 namespace nanomx::storage {
 
@@ -22,10 +23,17 @@ void gpu_memory_profile_free(const void* data);
 // block's end, so the rows still add up to the block) instead of one row for the whole block.
 // A block without an entry (allocated while memory profiling was off) is left alone.
 void gpu_memory_profile_describe(const void* data, std::span<const ArenaRegion> regions);
+// What the driver accounts to this process on a device (nvml_process_memory's signature).
+using ProcessGpuMemory = std::optional<uint64_t> (*)(int dev_id, std::string* why);
+
 // Writes the live entries to `<prefix>-pid_<pid>.csv` (MXNet's columns, rows sorted by
-// attribute); returns the path, or "" when the file cannot be opened (nothing happens then, as
-// MXNet). The entries are kept.
-std::string write_gpu_memory_profile(const std::string& prefix);
+// attribute), then, per device with entries, MXNet's amend row
+// `"nvml_amend","<process memory - sum of actual>","<dev>","<same>","0"` where `process_memory`
+// knows it (a signed number: MXNet's unsigned subtraction wraps when the driver reports less);
+// where it does not, the reason is printed once per process. Returns the path, or "" when the
+// file cannot be opened (nothing happens then, as MXNet). The entries are kept.
+std::string write_gpu_memory_profile(const std::string& prefix,
+                                     ProcessGpuMemory process_memory = nvml_process_memory);
 // Forgets every entry (tests).
 void clear_gpu_memory_profile();
 
