@@ -238,6 +238,10 @@ class WorkerPool {
   std::vector<std::thread> threads_;
 };
 
+// On a GPU pool's completer thread, while it completes an operation whose device span it
+// recorded: that span's row, where the operation's dependency flows start.
+thread_local profiler::DeviceRow* tls_device_span_row = nullptr;
+
 #ifdef NANOMX_HAVE_CUDA
 // Completes the GPU operations of one worker pool once their stream work is done: the worker
 // records a CUDA event after launching an operation and hands the operation here; this thread
@@ -416,16 +420,18 @@ class StreamCompleter {
     Timing timing;
   };
 
-  // The operation's device span on its stream's row, once its end event is done.
-  void record_device_span(Pending& p, uint64_t observed) {
+  // The operation's device span on its stream's row, once its end event is done; returns the
+  // row (null: none recorded). The span's end becomes the operation's end, where its
+  // dependency flows start.
+  profiler::DeviceRow* record_device_span(Pending& p, uint64_t observed) {
     Timing& t = p.timing;
     OprBlock& op = *p.op;
     // An operation skipped for an input's error recorded no launch: nothing to place.
-    if (op.end_ticks == 0 || !op.device_timed) return;
+    if (op.end_ticks == 0 || !op.device_timed) return nullptr;
     float start_ms = 0, end_ms = 0;
     if (cudaEventElapsedTime(&start_ms, t.anchor->event, t.start) != cudaSuccess ||
         cudaEventElapsedTime(&end_ms, t.anchor->event, p.event) != cudaSuccess) {
-      return;
+      return nullptr;
     }
     Stream& s = *t.stream;
     if (!s.row) s.row = std::make_unique<profiler::DeviceRow>(s.row_name);
@@ -434,6 +440,8 @@ class StreamCompleter {
     const DeviceSpan span = place_device_span(s.clock, start_ms, end_ms, t.launch_begin, observed);
     s.row->record_operator(op.name_id, op.slot, span.begin, span.end, op.shape_words(),
                            op.num_shape_words, op.launch_flow_id);
+    op.end_ticks = span.end;
+    return s.row.get();
   }
 
   void run() {
@@ -447,6 +455,7 @@ class StreamCompleter {
         queue_.pop_front();
       }
       const bool timed = p.timing.start != nullptr;
+      profiler::DeviceRow* row = nullptr;
       if (p.event != nullptr) {
         const cudaError_t status = cudaEventSynchronize(p.event);
         const uint64_t observed = profiler::now_ticks();
@@ -454,12 +463,14 @@ class StreamCompleter {
           p.error = cuda_error(*p.op, "its kernels failed", status);
           p.new_error = true;
         }
-        if (status == cudaSuccess && timed) record_device_span(p, observed);
+        if (status == cudaSuccess && timed) row = record_device_span(p, observed);
         release_event(p.event, timed);
       }
       if (timed) release_event(p.timing.start, true);
       p.timing.anchor.reset();
+      tls_device_span_row = row;
       finish_(p.op, std::move(p.error), p.new_error);
+      tls_device_span_row = nullptr;
     }
   }
 
@@ -1081,13 +1092,15 @@ class ThreadedEngine final : public Engine, private Completer {
     for (Var* v : op->reads) complete_read(v, ready);
     for (Var* v : op->writes) complete_write(v, deleting, ready);
     // Dependency flows: op's completion made these ready, so op's span is what each waited
-    // for (the critical path follows these arrows). Only between two recorded spans, and not
-    // from a GPU operation: its completion runs on the pool's completer thread, not on the
-    // thread whose span it would start from (docs/cuda.md, what is not done).
-    if (op->end_ticks != 0 && op->ctx.dev_type != DeviceType::kGPU) {
-      ready.for_each([op](OprBlock* next) {
-        if (next->profiled)
-          next->dependency_flow_id = profiler::dependency_flow_start(op->slot, op->end_ticks);
+    // for (the critical path follows these arrows). Only between two recorded spans: a GPU
+    // operation's completion runs on its pool's completer thread, so its arrows leave from its
+    // device span's row (tls_device_span_row), and from nowhere when it was not timed.
+    profiler::DeviceRow* row = op->ctx.dev_type == DeviceType::kGPU ? tls_device_span_row : nullptr;
+    if (op->end_ticks != 0 && (op->ctx.dev_type != DeviceType::kGPU || row != nullptr)) {
+      ready.for_each([op, row](OprBlock* next) {
+        if (!next->profiled) return;
+        next->dependency_flow_id = row ? row->dependency_flow_start(op->slot, op->end_ticks)
+                                       : profiler::dependency_flow_start(op->slot, op->end_ticks);
       });
     }
     if (free_op) delete op;

@@ -147,6 +147,9 @@ class DeviceRow {
   // operator's category (and its aggregate row), finishing the launch's flow `launch_flow_id`.
   void record_operator(NameId name, int slot, uint64_t begin_ticks, uint64_t end_ticks,
                        const int64_t* words, size_t num_words, uint64_t launch_flow_id);
+  // dependency_flow_start recorded on this row (at the device span's end) instead of the
+  // calling thread's.
+  uint64_t dependency_flow_start(int slot, uint64_t end_ticks);
   uint32_t tid() const;
 
  private:

@@ -1095,8 +1095,8 @@ uint64_t flow_start(NameId category, uint32_t mode_bits) {
   return id;
 }
 
-uint64_t dependency_flow_start(int slot, uint64_t end_ticks) {
-  ThreadBuffer* buffer = this_thread_buffer();
+namespace {
+uint64_t dependency_flow_start_in(ThreadBuffer* buffer, int slot, uint64_t end_ticks) {
   Record* r = buffer->reserve(1, DropKind::kFlow);
   if (!r) return 0;  // as flow_start: no id for a dropped start, so no finish without its start
   const uint64_t id = buffer->next_flow_id();
@@ -1105,6 +1105,15 @@ uint64_t dependency_flow_start(int slot, uint64_t end_ticks) {
       end_ticks, id, name, name, 0, RecordKind::kDependencyStart, 0, static_cast<uint16_t>(slot)};
   buffer->commit(1);
   return id;
+}
+}  // namespace
+
+uint64_t dependency_flow_start(int slot, uint64_t end_ticks) {
+  return dependency_flow_start_in(this_thread_buffer(), slot, end_ticks);
+}
+
+uint64_t DeviceRow::dependency_flow_start(int slot, uint64_t end_ticks) {
+  return dependency_flow_start_in(buffer_.get(), slot, end_ticks);
 }
 
 namespace {

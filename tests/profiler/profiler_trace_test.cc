@@ -400,6 +400,7 @@ TEST_F(Trace, GpuLaunchAndDeviceExecutionAreLinkedSpansOnTheirOwnRows) {
   worker.join();
   ASSERT_NE(launch_flow, 0u);
   uint32_t row_tid = 0;
+  uint64_t dependency = 0;
   std::thread completer([&] {
     prof::DeviceRow row("gpu(0) stream 1");
     row_tid = row.tid();
@@ -409,8 +410,14 @@ TEST_F(Trace, GpuLaunchAndDeviceExecutionAreLinkedSpansOnTheirOwnRows) {
     int64_t words[prof::kMaxShapeWords];
     const size_t n = prof::pack_operator_shapes({in, out}, words, prof::kMaxShapeWords);
     row.record_operator(name, slot, launch_end + 500, launch_end + 90500, words, n, launch_flow);
+    // The completion made another operation ready: its arrow leaves from the device span.
+    dependency = row.dependency_flow_start(slot, launch_end + 90500);
   });
   completer.join();
+  ASSERT_NE(dependency, 0u);
+  const uint64_t next_begin = prof::now_ticks();
+  prof::record_operator_packed(prof::intern("relu"), slot, next_begin, next_begin + 100, nullptr,
+                               0, 0, dependency);
   const std::string table = prof::dumps(false);
   prof::dump(true);
 
@@ -457,6 +464,14 @@ TEST_F(Trace, GpuLaunchAndDeviceExecutionAreLinkedSpansOnTheirOwnRows) {
       EXPECT_EQ(e["tid"], launch["tid"]);
     }
   }
+  int dependency_starts = 0;
+  for (const auto& e : t["traceEvents"]) {
+    if (e.contains("id") && e["id"] == dependency && e["ph"] == "s") {
+      ++dependency_starts;
+      EXPECT_EQ(e["tid"], row_tid) << "a GPU op's dependency arrows leave from its device span";
+    }
+  }
+  EXPECT_EQ(dependency_starts, 1);
   EXPECT_EQ(launch_starts, 1);
   EXPECT_EQ(launch_finishes, 1);
   EXPECT_EQ(push_finishes, 1);
