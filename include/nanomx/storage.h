@@ -42,16 +42,25 @@ struct AllocationLabel {
   std::string_view name;   // empty: "unknown" (MXNet's default)
 };
 
+// Sets the calling thread's label and returns the one it replaces.
+AllocationLabel exchange_allocation_label(AllocationLabel label);
+
 // Labels the calling thread's allocations while alive (the views must outlive it); the previous
-// label comes back at the end, so labels nest (the innermost wins).
+// label comes back at the end, so labels nest (the innermost wins). With `enabled` false it does
+// nothing: a hot caller labels only while memory profiling records (profiler::kMemory).
 class AllocationLabelScope {
  public:
-  explicit AllocationLabelScope(AllocationLabel label);
-  ~AllocationLabelScope();
+  explicit AllocationLabelScope(AllocationLabel label, bool enabled = true) : enabled_(enabled) {
+    if (enabled_) previous_ = exchange_allocation_label(label);
+  }
+  ~AllocationLabelScope() {
+    if (enabled_) exchange_allocation_label(previous_);
+  }
   AllocationLabelScope(const AllocationLabelScope&) = delete;
   AllocationLabelScope& operator=(const AllocationLabelScope&) = delete;
 
  private:
+  bool enabled_;
   AllocationLabel previous_;
 };
 

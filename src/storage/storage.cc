@@ -147,11 +147,11 @@ namespace {
 thread_local AllocationLabel t_label;
 }  // namespace
 
-AllocationLabelScope::AllocationLabelScope(AllocationLabel label) : previous_(t_label) {
+AllocationLabel exchange_allocation_label(AllocationLabel label) {
+  const AllocationLabel previous = t_label;
   t_label = label;
+  return previous;
 }
-
-AllocationLabelScope::~AllocationLabelScope() { t_label = previous_; }
 
 AllocationLabel current_allocation_label() { return t_label; }
 
