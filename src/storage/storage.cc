@@ -39,6 +39,8 @@ Table& table() {
     if (num_gpus() > 0) {
       (*t)[static_cast<size_t>(DeviceType::kGPU)].store(&gpu_allocator(),
                                                         std::memory_order_release);
+      (*t)[static_cast<size_t>(DeviceType::kCPUPinned)].store(&pinned_allocator(),
+                                                              std::memory_order_release);
     }
 #endif
     return t;

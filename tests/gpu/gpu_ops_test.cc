@@ -1,6 +1,7 @@
 // The CUDA backend against the CPU (docs/cuda.md): every CUDA kernel's result matches the CPU
 // kernel's within float32 tolerance; the allocator pools and reports to the memory profiler;
 // copies between cpu and gpu follow the engine's dependency rules. Skipped without a GPU.
+#include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -243,6 +244,27 @@ TEST_F(Gpu, AllocatorPoolsAndReports) {
   storage::release(again);
   a.release_pooled();
   EXPECT_EQ(a.pooled_bytes(), 0u);
+}
+
+// cpu_pinned is page-locked memory where a GPU is visible (as MXNet's), so copies to and from
+// the GPU are DMA on the copy worker's stream; blocks are pooled.
+TEST_F(Gpu, CpuPinnedIsPageLockedAndCopies) {
+  const Context pinned{DeviceType::kCPUPinned, 0};
+  storage::DeviceAllocator& a = storage::allocator_for(DeviceType::kCPUPinned);
+  EXPECT_STREQ(a.name(), "cpu pinned (CUDA)");
+  storage::Block b = storage::allocate(1000, pinned);
+  cudaPointerAttributes attributes{};
+  ASSERT_EQ(cudaPointerGetAttributes(&attributes, b.data), cudaSuccess);
+  EXPECT_EQ(attributes.type, cudaMemoryTypeHost);
+  void* first = b.data;
+  storage::release(b);
+  storage::Block again = storage::allocate(1000, pinned);
+  EXPECT_EQ(again.data, first);  // from the pool
+  storage::release(again);
+
+  const NDArray src = random_array(Shape{4096}, 50).copy_to(pinned);
+  const NDArray round_trip = src.copy_to(gpu()).copy_to(pinned);
+  EXPECT_EQ(round_trip.to_vector<float>(), src.to_vector<float>());
 }
 
 TEST_F(Gpu, ErrorsNameTheDevice) {
