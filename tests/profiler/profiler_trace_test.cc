@@ -416,8 +416,8 @@ TEST_F(Trace, GpuLaunchAndDeviceExecutionAreLinkedSpansOnTheirOwnRows) {
   completer.join();
   ASSERT_NE(dependency, 0u);
   const uint64_t next_begin = prof::now_ticks();
-  prof::record_operator_packed(prof::intern("relu"), slot, next_begin, next_begin + 100, nullptr,
-                               0, 0, dependency);
+  prof::record_operator_packed(prof::intern("relu"), slot, next_begin, next_begin + 100, nullptr, 0,
+                               0, dependency);
   const std::string table = prof::dumps(false);
   prof::dump(true);
 
