@@ -9,6 +9,7 @@
 #include <fstream>
 #include <random>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -69,6 +70,74 @@ void compare(const std::string& op, const std::vector<NDArray>& cpu_in, const op
   }
 }
 
+NDArray labels(int64_t rows, int classes, uint32_t seed, float ignored = -1.f);
+
+NDArray cast(const NDArray& a, const char* dtype) {
+  return ops::invoke("Cast", std::vector<NDArray>{a}, {{"dtype", dtype}})[0];
+}
+
+// As compare, with every input cast to `dtype` first; outputs are compared in float32.
+void compare_as(const char* dtype, const std::string& op, const std::vector<NDArray>& in,
+                const ops::Attrs& attrs, float rtol, float atol) {
+  std::vector<NDArray> cpu_in, gpu_in;
+  for (const NDArray& a : in) {
+    cpu_in.push_back(cast(a, dtype));
+    gpu_in.push_back(cpu_in.back().copy_to(Context{DeviceType::kGPU, 0}));
+  }
+  const std::vector<NDArray> c = ops::invoke(op, cpu_in, attrs);
+  const std::vector<NDArray> g = ops::invoke(op, gpu_in, attrs);
+  ASSERT_EQ(c.size(), g.size()) << op;
+  for (size_t j = 0; j < c.size(); ++j) {
+    EXPECT_EQ(g[j].dtype(), c[j].dtype()) << op;
+    expect_close(cast(g[j].copy_to(Context::cpu(0)), "float32").to_vector<float>(),
+                 cast(c[j], "float32").to_vector<float>(),
+                 op + " (" + dtype + ") output " + std::to_string(j), rtol, atol);
+  }
+}
+
+// The same kernels in float64 (computed in double) and float16 (computed in float).
+TEST_F(Gpu, Float64AndFloat16) {
+  const NDArray a = random_array(Shape{6, 7}, 60, 0.5f, 2.f),
+                b = random_array(Shape{6, 7}, 61, 0.5f, 2.f);
+  const NDArray row = random_array(Shape{1, 7}, 62, 0.5f, 2.f);
+  const NDArray w = random_array(Shape{5, 7}, 63), bias = random_array(Shape{5}, 64);
+  const NDArray dy = random_array(Shape{6, 5}, 65);
+  const NDArray label = labels(6, 7, 66);
+  for (const auto& [dtype, rtol, atol] :
+       {std::tuple{"float64", 1e-6f, 1e-7f}, std::tuple{"float16", 2e-2f, 2e-2f}}) {
+    compare_as(dtype, "elemwise_mul", {a, b}, {}, rtol, atol);
+    compare_as(dtype, "broadcast_div", {a, row}, {}, rtol, atol);
+    compare_as(dtype, "_rminus_scalar", {a}, {{"scalar", "1.5"}}, rtol, atol);
+    for (const char* op : {"exp", "log", "sqrt", "tanh", "sigmoid"}) {
+      compare_as(dtype, op, {a}, {}, rtol, atol);
+    }
+    compare_as(dtype, "_backward_Activation",
+               {dy.reshape(Shape{30}), a.reshape(Shape{42}).slice(0, 30)}, {{"act_type", "tanh"}},
+               rtol, atol);
+    compare_as(dtype, "sum", {a}, {{"axis", "1"}}, rtol, atol);
+    compare_as(dtype, "mean", {a}, {}, rtol, atol);
+    compare_as(dtype, "softmax", {a}, {}, rtol, atol);
+    compare_as(dtype, "dot", {a, random_array(Shape{7, 3}, 67)}, {}, rtol, atol);
+    compare_as(dtype, "batch_dot", {a.reshape(Shape{2, 3, 7}), random_array(Shape{2, 7, 4}, 68)},
+               {}, rtol, atol);
+    compare_as(dtype, "FullyConnected", {a, w, bias}, {{"num_hidden", "5"}}, rtol, atol);
+    compare_as(dtype, "_backward_FullyConnected", {dy, a, w}, {{"num_hidden", "5"}}, rtol, atol);
+    compare_as(dtype, "sgd_update", {w, random_array(Shape{5, 7}, 69)}, {{"lr", "0.1"}}, rtol,
+               atol);
+    compare_as(dtype, "_backward_SoftmaxOutput",
+               {ops::invoke("softmax", std::vector<NDArray>{a}, {})[0], label}, {}, rtol, atol);
+  }
+  // Mixed dtypes are refused naming both.
+  try {
+    ops::invoke("elemwise_add",
+                std::vector<NDArray>{cast(a, "float64").copy_to(gpu()), a.copy_to(gpu())});
+    engine::Engine::get().wait_all();
+    FAIL() << "float64 + float32 on the GPU was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("float"), std::string::npos) << e.what();
+  }
+}
+
 TEST_F(Gpu, ElementwiseAndBroadcastBinary) {
   const NDArray a = random_array(Shape{3, 4, 5}, 1), b = random_array(Shape{3, 4, 5}, 2, 0.5f, 2.f);
   const NDArray row = random_array(Shape{1, 4, 1}, 3, 0.5f, 2.f);
@@ -120,7 +189,7 @@ TEST_F(Gpu, Softmax) {
 }
 
 // Whole class indices in [0, classes), with `ignored` at every fifth row.
-NDArray labels(int64_t rows, int classes, uint32_t seed, float ignored = -1.f) {
+NDArray labels(int64_t rows, int classes, uint32_t seed, float ignored) {
   std::mt19937 gen(seed);
   std::uniform_int_distribution<int> dist(0, classes - 1);
   std::vector<float> v(static_cast<size_t>(rows));

@@ -44,6 +44,9 @@ CublasLibrary load() {
   resolve(handle, "cublasSetStream_v2", lib.set_stream);
   resolve(handle, "cublasSgemm_v2", lib.sgemm);
   resolve(handle, "cublasSgemmStridedBatched", lib.sgemm_strided_batched);
+  resolve(handle, "cublasDgemm_v2", lib.dgemm);
+  resolve(handle, "cublasDgemmStridedBatched", lib.dgemm_strided_batched);
+  resolve(handle, "cublasGemmStridedBatchedEx", lib.gemm_strided_batched_ex);
   return lib;  // the handle stays open for the life of the process
 }
 

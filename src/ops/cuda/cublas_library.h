@@ -17,6 +17,14 @@ struct CublasLibrary {
   decltype(&cublasSetStream_v2) set_stream;
   decltype(&cublasSgemm_v2) sgemm;
   decltype(&cublasSgemmStridedBatched) sgemm_strided_batched;
+  decltype(&cublasDgemm_v2) dgemm;
+  decltype(&cublasDgemmStridedBatched) dgemm_strided_batched;
+  // float16. Named by its type: C++ sees an inline overload (computeType as a cudaDataType) too.
+  cublasStatus_t (*gemm_strided_batched_ex)(cublasHandle_t, cublasOperation_t, cublasOperation_t,
+                                            int, int, int, const void*, const void*, cudaDataType,
+                                            int, long long, const void*, cudaDataType, int,
+                                            long long, const void*, void*, cudaDataType, int,
+                                            long long, int, cublasComputeType_t, cublasGemmAlgo_t);
 };
 
 // Loads the library on the first call (thread-safe); throws naming the file and dlerror() when

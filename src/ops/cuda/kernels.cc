@@ -1,4 +1,4 @@
-// The operators' CUDA kernels (float32): argument checks and shapes here, the device code in
+// The operators' CUDA kernels (float32, float64, float16): argument checks and shapes here, the
 // kernels.cu, matrix products through cuBLAS. Registered only when a GPU is visible.
 // Never run on a GPU yet: see docs/cuda.md.
 #ifdef NANOMX_HAVE_CUDA
@@ -60,8 +60,8 @@ void check_launch(const ParsedParams& p, cudaError_t status) {
 using GpuKernel = void (*)(const ParsedParams&, std::span<const NDArray>, std::span<const NDArray>,
                            cudaStream_t);
 
-// Every array on the output's GPU and float32 (this phase's kernels), then the kernel on the
-// right stream.
+// Every array on the output's GPU and of the output's dtype (float32, float64 or float16), then
+// the kernel on the right stream.
 // kCopy: _copyto between devices (any dtype, inputs anywhere: the copy reads host memory too).
 template <GpuKernel K, bool kCopy = false>
 void gpu_kernel(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out) {
@@ -70,9 +70,13 @@ void gpu_kernel(const ParsedParams& p, std::span<const NDArray> in, std::span<co
     NANOMX_CHECK(kCopy || a.ctx() == ctx)
         << p.op() << ": " << what << " " << i << " is on " << a.ctx().str()
         << ", the operator runs on " << ctx.str() << " (copy it there with as_in_context / copyto)";
-    NANOMX_CHECK(kCopy || a.dtype() == DType::kFloat32)
-        << p.op() << ": the CUDA kernels support float32 only (docs/cuda.md), " << what << " " << i
-        << " is " << dtype_name(a.dtype());
+    NANOMX_CHECK(kCopy || a.dtype() == DType::kFloat32 || a.dtype() == DType::kFloat64 ||
+                 a.dtype() == DType::kFloat16)
+        << p.op() << ": the CUDA kernels support float32, float64 and float16 (docs/cuda.md), "
+        << what << " " << i << " is " << dtype_name(a.dtype());
+    NANOMX_CHECK(kCopy || a.dtype() == out[0].dtype())
+        << p.op() << ": " << what << " " << i << " is " << dtype_name(a.dtype()) << ", the output "
+        << dtype_name(out[0].dtype()) << " (the CUDA kernels take one dtype; cast first)";
   };
   for (size_t i = 0; i < in.size(); ++i) check(in[i], "input", i);
   for (size_t i = 0; i < out.size(); ++i) check(out[i], "output", i);
@@ -80,8 +84,13 @@ void gpu_kernel(const ParsedParams& p, std::span<const NDArray> in, std::span<co
   K(p, in, out, stream.get());
 }
 
-const float* f(const NDArray& a) { return static_cast<const float*>(a.data()); }
-float* fw(const NDArray& a) { return static_cast<float*>(a.data()); }
+cu::Elem elem_of(DType t) {
+  return t == DType::kFloat64   ? cu::Elem::kFloat64
+         : t == DType::kFloat16 ? cu::Elem::kFloat16
+                                : cu::Elem::kFloat32;
+}
+cu::ConstTensor f(const NDArray& a) { return {a.data(), elem_of(a.dtype())}; }
+cu::Tensor fw(const NDArray& a) { return {a.data(), elem_of(a.dtype())}; }
 
 // ---- elementwise ----
 
@@ -131,8 +140,8 @@ void add_n(const ParsedParams& p, std::span<const NDArray> in, std::span<const N
 template <cu::ScalarOp Op>
 void scalar(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out,
             cudaStream_t s) {
-  const float v = static_cast<float>(p.get<ScalarParams>().scalar);
-  check_launch(p, cu::scalar(Op, f(in[0]), v, fw(out[0]), out[0].size(), s));
+  check_launch(
+      p, cu::scalar(Op, f(in[0]), p.get<ScalarParams>().scalar, fw(out[0]), out[0].size(), s));
 }
 
 template <cu::UnaryOp Op>
@@ -191,14 +200,13 @@ void activation_backward(const ParsedParams& p, std::span<const NDArray> in,
 
 void fill(const ParsedParams& p, std::span<const NDArray>, std::span<const NDArray> out,
           cudaStream_t s) {
-  const float v = static_cast<float>(p.get<FillParams>().value);
-  check_launch(p, cu::fill(fw(out[0]), v, out[0].size(), s));
+  check_launch(p, cu::fill(fw(out[0]), p.get<FillParams>().value, out[0].size(), s));
 }
 
 template <int kValue>
 void fill_like(const ParsedParams& p, std::span<const NDArray>, std::span<const NDArray> out,
                cudaStream_t s) {
-  check_launch(p, cu::fill(fw(out[0]), static_cast<float>(kValue), out[0].size(), s));
+  check_launch(p, cu::fill(fw(out[0]), static_cast<double>(kValue), out[0].size(), s));
 }
 
 // _copyto, _copy, Cast between equal dtypes: a device copy (either side may be host memory:
@@ -231,10 +239,10 @@ void reduce(const ParsedParams& p, std::span<const NDArray> in, std::span<const 
   }
   if (out[0].size() == 0) return;
   if (in[0].size() == 0) {  // empty sums are 0, empty means NaN (as numpy)
-    check_launch(p, cu::fill(fw(out[0]), kMean ? NAN : 0.f, out[0].size(), s));
+    check_launch(p, cu::fill(fw(out[0]), kMean ? NAN : 0.0, out[0].size(), s));
     return;
   }
-  const float* src = f(in[0]);
+  cu::ConstTensor src = f(in[0]);
   std::vector<void*> temps;
   auto free_temps = [&] {
     for (void* t : temps) (void)cudaFreeAsync(t, s);
@@ -255,22 +263,22 @@ void reduce(const ParsedParams& p, std::span<const NDArray> in, std::span<const 
       reduced.erase(reduced.begin() + a, reduced.begin() + b);
       bool last = true;
       for (bool x : reduced) last = last && !x;
-      float* dst = fw(out[0]);
+      cu::Tensor dst = fw(out[0]);
       if (!last) {
         void* t = nullptr;
         NANOMX_CUDA_CALL(
-            cudaMallocAsync(&t, static_cast<size_t>(outer * inner) * sizeof(float), s));
+            cudaMallocAsync(&t, static_cast<size_t>(outer * inner) * cu::elem_size(dst.elem), s));
         temps.push_back(t);
-        dst = static_cast<float*>(t);
+        dst.data = t;
       }
-      const float scale = last && kMean ? 1.f / static_cast<float>(total) : 1.f;
+      const double scale = last && kMean ? 1.0 / static_cast<double>(total) : 1.0;
       check_launch(p, cu::reduce_sum(src, dst, outer, len, inner, scale, s));
       src = dst;
       any = true;
     }
     if (!any) {  // no axis reduced: a copy
       NANOMX_CUDA_CALL(
-          cudaMemcpyAsync(out[0].data(), src, out[0].nbytes(), cudaMemcpyDeviceToDevice, s));
+          cudaMemcpyAsync(out[0].data(), src.data, out[0].nbytes(), cudaMemcpyDeviceToDevice, s));
     }
   } catch (...) {
     free_temps();
@@ -290,8 +298,8 @@ void softmax(const ParsedParams& p, std::span<const NDArray> in, std::span<const
   int64_t outer = 1, inner = 1;
   for (int d = 0; d < axis; ++d) outer *= sh[d];
   for (int d = axis + 1; d < sh.ndim(); ++d) inner *= sh[d];
-  check_launch(p, cu::softmax(f(in[0]), fw(out[0]), outer, sh[axis], inner,
-                              static_cast<float>(sp.temperature), kLog, s));
+  check_launch(p,
+               cu::softmax(f(in[0]), fw(out[0]), outer, sh[axis], inner, sp.temperature, kLog, s));
 }
 
 // SoftmaxOutput's forward: a softmax over the rows MXNet normalizes.
@@ -313,22 +321,22 @@ void softmax_output(const ParsedParams& p, std::span<const NDArray> in,
     outer = sh[0];
     len = size / outer;
   }
-  check_launch(p, cu::softmax(f(in[0]), fw(out[0]), outer, len, inner, 1.f, false, s));
+  check_launch(p, cu::softmax(f(in[0]), fw(out[0]), outer, len, inner, 1.0, false, s));
 }
 
 // (output, label) -> (d_data, d_label): the CPU kernel's rules (cpu/backward_ops.cc), labels
-// as float32 class indices, or probabilities of the output's shape.
+// as class indices of the output's dtype, or probabilities of the output's shape.
 void softmax_output_backward(const ParsedParams& p, std::span<const NDArray> in,
                              std::span<const NDArray> out, cudaStream_t s) {
   const auto& sp = p.get<SoftmaxOutputParams>();
   const NDArray &y = in[0], &label = in[1];
   const Shape& sh = y.shape();
   const int64_t size = y.size();
-  check_launch(p, cu::fill(fw(out[1]), 0.f, out[1].size(), s));  // the label gets no gradient
+  check_launch(p, cu::fill(fw(out[1]), 0.0, out[1].size(), s));  // the label gets no gradient
   if (size == 0) return;
   if (label.shape() == sh) {
-    check_launch(p, cu::softmax_output_grad_dense(f(y), f(label), fw(out[0]), size,
-                                                  static_cast<float>(sp.grad_scale), s));
+    check_launch(p,
+                 cu::softmax_output_grad_dense(f(y), f(label), fw(out[0]), size, sp.grad_scale, s));
     return;
   }
   cu::SoftmaxOutputGrad g;
@@ -365,10 +373,9 @@ template <bool kMomentum>
 void sgd(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out,
          cudaStream_t s) {
   const auto& o = p.get<OptimizerParams>();
-  check_launch(p, cu::sgd(f(in[0]), f(in[1]), kMomentum ? fw(in[2]) : nullptr, fw(out[0]),
-                          out[0].size(), static_cast<float>(o.lr), static_cast<float>(o.wd),
-                          static_cast<float>(o.rescale_grad), static_cast<float>(o.clip_gradient),
-                          static_cast<float>(o.momentum), s));
+  const cu::Tensor mom = kMomentum ? fw(in[2]) : cu::Tensor{nullptr, elem_of(out[0].dtype())};
+  check_launch(p, cu::sgd(f(in[0]), f(in[1]), mom, fw(out[0]), out[0].size(), o.lr, o.wd,
+                          o.rescale_grad, o.clip_gradient, o.momentum, s));
 }
 
 // ---- matrix products (cuBLAS) ----
@@ -396,46 +403,72 @@ cublasHandle_t blas_handle() {
 }
 
 // Row-major C (m x n) = op(A) op(B) for `batch` products whose operands lie one after the
-// other (A: m*k apart, B: k*n, C: m*n): column-major C^T = op(B)^T op(A)^T.
-void gemm_batched(const ParsedParams& p, const float* a, const float* b, float* c, const DotDims& d,
-                  int64_t batch, float beta, cudaStream_t s) {
+// other (A: m*k apart, B: k*n, C: m*n): column-major C^T = op(B)^T op(A)^T. float32 through
+// cublasSgemm (one product) or its strided-batched form, float64 through the Dgemm pair, float16
+// through cublasGemmStridedBatchedEx computing in float32.
+void gemm_batched(const ParsedParams& p, cu::ConstTensor a, cu::ConstTensor b, cu::Tensor c,
+                  const DotDims& d, int64_t batch, cudaStream_t s) {
   if (batch == 0 || d.m == 0 || d.n == 0) return;
-  if (d.k == 0) {
-    if (beta == 0.f) {
-      NANOMX_CUDA_CALL(
-          cudaMemsetAsync(c, 0, static_cast<size_t>(batch * d.m * d.n) * sizeof(float), s));
-    }
+  if (d.k == 0) {  // an empty sum: zeros
+    NANOMX_CUDA_CALL(cudaMemsetAsync(
+        c.data, 0, static_cast<size_t>(batch * d.m * d.n) * cu::elem_size(c.elem), s));
     return;
   }
   NANOMX_CHECK(d.m <= INT32_MAX && d.n <= INT32_MAX && d.k <= INT32_MAX && batch <= INT32_MAX)
       << p.op() << ": " << batch << " x " << d.m << " x " << d.k << " x " << d.n
       << " exceeds cuBLAS' int range";
   cublasHandle_t h = blas_handle();
-  NANOMX_CHECK(cu::cublas().set_stream(h, s) == CUBLAS_STATUS_SUCCESS)
-      << "cuBLAS: cannot set the stream";
-  const float alpha = 1.f;
+  const cu::CublasLibrary& blas = cu::cublas();
+  NANOMX_CHECK(blas.set_stream(h, s) == CUBLAS_STATUS_SUCCESS) << "cuBLAS: cannot set the stream";
   const int lda = static_cast<int>(d.ta ? d.m : d.k), ldb = static_cast<int>(d.tb ? d.k : d.n);
   const cublasOperation_t op_b = d.tb ? CUBLAS_OP_T : CUBLAS_OP_N;
   const cublasOperation_t op_a = d.ta ? CUBLAS_OP_T : CUBLAS_OP_N;
   const int n = static_cast<int>(d.n), m = static_cast<int>(d.m), k = static_cast<int>(d.k);
-  const cublasStatus_t status =
-      batch == 1 ? cu::cublas().sgemm(h, op_b, op_a, n, m, k, &alpha, b, ldb, a, lda, &beta, c, n)
-                 : cu::cublas().sgemm_strided_batched(h, op_b, op_a, n, m, k, &alpha, b, ldb,
-                                                      d.k * d.n, a, lda, d.m * d.k, &beta, c, n,
-                                                      d.m * d.n, static_cast<int>(batch));
+  const long long sa = d.m * d.k, sb = d.k * d.n, sc = d.m * d.n;
+  const int count = static_cast<int>(batch);
+  cublasStatus_t status = CUBLAS_STATUS_NOT_SUPPORTED;
+  switch (c.elem) {
+    case cu::Elem::kFloat32: {
+      const float alpha = 1.f, beta = 0.f;
+      const auto* A = static_cast<const float*>(a.data);
+      const auto* B = static_cast<const float*>(b.data);
+      auto* C = static_cast<float*>(c.data);
+      status = batch == 1 ? blas.sgemm(h, op_b, op_a, n, m, k, &alpha, B, ldb, A, lda, &beta, C, n)
+                          : blas.sgemm_strided_batched(h, op_b, op_a, n, m, k, &alpha, B, ldb, sb,
+                                                       A, lda, sa, &beta, C, n, sc, count);
+      break;
+    }
+    case cu::Elem::kFloat64: {
+      const double alpha = 1.0, beta = 0.0;
+      const auto* A = static_cast<const double*>(a.data);
+      const auto* B = static_cast<const double*>(b.data);
+      auto* C = static_cast<double*>(c.data);
+      status = batch == 1 ? blas.dgemm(h, op_b, op_a, n, m, k, &alpha, B, ldb, A, lda, &beta, C, n)
+                          : blas.dgemm_strided_batched(h, op_b, op_a, n, m, k, &alpha, B, ldb, sb,
+                                                       A, lda, sa, &beta, C, n, sc, count);
+      break;
+    }
+    case cu::Elem::kFloat16: {
+      const float alpha = 1.f, beta = 0.f;
+      status = blas.gemm_strided_batched_ex(
+          h, op_b, op_a, n, m, k, &alpha, b.data, CUDA_R_16F, ldb, sb, a.data, CUDA_R_16F, lda, sa,
+          &beta, c.data, CUDA_R_16F, n, sc, count, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+      break;
+    }
+  }
   NANOMX_CHECK(status == CUBLAS_STATUS_SUCCESS)
-      << p.op() << ": cuBLAS sgemm failed (status " << static_cast<int>(status) << ")";
+      << p.op() << ": the cuBLAS matrix product failed (status " << static_cast<int>(status) << ")";
 }
 
-void gemm(const ParsedParams& p, const float* a, const float* b, float* c, const DotDims& d,
-          float beta, cudaStream_t s) {
-  gemm_batched(p, a, b, c, d, 1, beta, s);
+void gemm(const ParsedParams& p, cu::ConstTensor a, cu::ConstTensor b, cu::Tensor c,
+          const DotDims& d, cudaStream_t s) {
+  gemm_batched(p, a, b, c, d, 1, s);
 }
 
 void dot(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out,
          cudaStream_t s) {
   const DotDims d = dot_dims(p.get<DotParams>(), in[0].shape(), in[1].shape(), nullptr);
-  gemm(p, f(in[0]), f(in[1]), fw(out[0]), d, 0.f, s);
+  gemm(p, f(in[0]), f(in[1]), fw(out[0]), d, s);
 }
 
 void batch_dot(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out,
@@ -443,28 +476,28 @@ void batch_dot(const ParsedParams& p, std::span<const NDArray> in, std::span<con
   int64_t batch = 0;
   const DotDims d =
       batch_dot_dims(p.get<DotParams>(), in[0].shape(), in[1].shape(), nullptr, &batch);
-  gemm_batched(p, f(in[0]), f(in[1]), fw(out[0]), d, batch, 0.f, s);
+  gemm_batched(p, f(in[0]), f(in[1]), fw(out[0]), d, batch, s);
 }
 
 // dA and dB of C = op(A) op(B), `batch` products at once: MXNet's four cases (as the CPU's
 // dot_grads in cpu/backward_ops.cc).
-void dot_grads(const ParsedParams& p, const float* dc, const float* a, const float* b, float* da,
-               float* db, const DotDims& d, int64_t batch, cudaStream_t s) {
+void dot_grads(const ParsedParams& p, cu::ConstTensor dc, cu::ConstTensor a, cu::ConstTensor b,
+               cu::Tensor da, cu::Tensor db, const DotDims& d, int64_t batch, cudaStream_t s) {
   const int64_t m = d.m, k = d.k, n = d.n;
   // The products' operands are m*k (A), k*n (B) and m*n (C) apart whatever the transposes, so
   // each gradient product below keeps its operands' strides by its own dims.
   if (!d.ta && !d.tb) {
-    gemm_batched(p, dc, b, da, DotDims{m, n, k, false, true}, batch, 0.f, s);  // dA = dC B^T
-    gemm_batched(p, a, dc, db, DotDims{k, m, n, true, false}, batch, 0.f, s);  // dB = A^T dC
+    gemm_batched(p, dc, b, da, DotDims{m, n, k, false, true}, batch, s);  // dA = dC B^T
+    gemm_batched(p, a, dc, db, DotDims{k, m, n, true, false}, batch, s);  // dB = A^T dC
   } else if (d.ta && !d.tb) {
-    gemm_batched(p, b, dc, da, DotDims{k, n, m, false, true}, batch, 0.f, s);   // dA = B dC^T
-    gemm_batched(p, a, dc, db, DotDims{k, m, n, false, false}, batch, 0.f, s);  // dB = A dC
+    gemm_batched(p, b, dc, da, DotDims{k, n, m, false, true}, batch, s);   // dA = B dC^T
+    gemm_batched(p, a, dc, db, DotDims{k, m, n, false, false}, batch, s);  // dB = A dC
   } else if (!d.ta && d.tb) {
-    gemm_batched(p, dc, b, da, DotDims{m, n, k, false, false}, batch, 0.f, s);  // dA = dC B
-    gemm_batched(p, dc, a, db, DotDims{n, m, k, true, false}, batch, 0.f, s);   // dB = dC^T A
+    gemm_batched(p, dc, b, da, DotDims{m, n, k, false, false}, batch, s);  // dA = dC B
+    gemm_batched(p, dc, a, db, DotDims{n, m, k, true, false}, batch, s);   // dB = dC^T A
   } else {
-    gemm_batched(p, b, dc, da, DotDims{k, n, m, true, true}, batch, 0.f, s);  // dA = B^T dC^T
-    gemm_batched(p, dc, a, db, DotDims{n, m, k, true, true}, batch, 0.f, s);  // dB = dC^T A^T
+    gemm_batched(p, b, dc, da, DotDims{k, n, m, true, true}, batch, s);  // dA = B^T dC^T
+    gemm_batched(p, dc, a, db, DotDims{n, m, k, true, true}, batch, s);  // dB = dC^T A^T
   }
 }
 
@@ -488,7 +521,7 @@ void fully_connected(const ParsedParams& p, std::span<const NDArray> in,
   const int64_t n = fc.num_hidden;
   const int64_t k = in[1].shape()[1];
   const int64_t m = k == 0 ? 0 : in[0].size() / k;
-  gemm(p, f(in[0]), f(in[1]), fw(out[0]), DotDims{m, k, n, false, true}, 0.f, s);
+  gemm(p, f(in[0]), f(in[1]), fw(out[0]), DotDims{m, k, n, false, true}, s);
   if (!fc.no_bias) check_launch(p, cu::add_bias(fw(out[0]), f(in[2]), m, n, s));
 }
 
@@ -499,9 +532,9 @@ void fully_connected_backward(const ParsedParams& p, std::span<const NDArray> in
   const NDArray &dy = in[0], &x = in[1], &w = in[2];
   const int64_t n = fc.num_hidden, k = w.shape()[1];
   const int64_t m = n == 0 ? 0 : dy.size() / n;
-  gemm(p, f(dy), f(x), fw(out[1]), DotDims{n, m, k, true, false}, 0.f, s);
-  if (!fc.no_bias) check_launch(p, cu::reduce_sum(f(dy), fw(out[2]), 1, m, n, 1.f, s));
-  gemm(p, f(dy), f(w), fw(out[0]), DotDims{m, n, k, false, false}, 0.f, s);
+  gemm(p, f(dy), f(x), fw(out[1]), DotDims{n, m, k, true, false}, s);
+  if (!fc.no_bias) check_launch(p, cu::reduce_sum(f(dy), fw(out[2]), 1, m, n, 1.0, s));
+  gemm(p, f(dy), f(w), fw(out[0]), DotDims{m, n, k, false, false}, s);
 }
 
 }  // namespace

@@ -1,5 +1,11 @@
-// The CUDA kernels (float32), one file so that the build runs nvcc once (docs/cuda.md).
+// The CUDA kernels, one file so that the build runs nvcc once (docs/cuda.md). Each is a template
+// over the element type (float, double, __half) computing in `Acc` (double for double, float
+// otherwise: a half is widened to float for the arithmetic, as cuBLAS' and cuDNN's half paths
+// do); the launchers pick the instantiation from the tensors' Elem. Reductions and softmax
+// accumulate in double whatever the element type, as the CPU kernels.
 // Never run on a GPU yet: see docs/cuda.md.
+#include <cuda_fp16.h>
+
 #include "ops/cuda/launch.h"
 
 namespace nanomx::ops::cuda {
@@ -17,7 +23,77 @@ unsigned grid_for(int64_t n) {
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < (n); \
        i += static_cast<int64_t>(blockDim.x) * gridDim.x)
 
-__device__ __forceinline__ float apply_binary(BinaryOp op, float a, float b) {
+// ---- element types ----
+
+template <typename T>
+struct AccOf {
+  using type = float;
+};
+template <>
+struct AccOf<double> {
+  using type = double;
+};
+template <typename T>
+using Acc = typename AccOf<T>::type;
+
+__device__ __forceinline__ float widen(float v) { return v; }
+__device__ __forceinline__ double widen(double v) { return v; }
+__device__ __forceinline__ float widen(__half v) { return __half2float(v); }
+
+template <typename T>
+__device__ __forceinline__ T narrow(Acc<T> v) {
+  return static_cast<T>(v);
+}
+template <>
+__device__ __forceinline__ __half narrow<__half>(float v) {
+  return __float2half(v);
+}
+
+// The math functions for float and double by overload (device code has both).
+__device__ __forceinline__ float m_sqrt(float v) { return sqrtf(v); }
+__device__ __forceinline__ double m_sqrt(double v) { return sqrt(v); }
+__device__ __forceinline__ float m_exp(float v) { return expf(v); }
+__device__ __forceinline__ double m_exp(double v) { return exp(v); }
+__device__ __forceinline__ float m_log(float v) { return logf(v); }
+__device__ __forceinline__ double m_log(double v) { return log(v); }
+__device__ __forceinline__ float m_tanh(float v) { return tanhf(v); }
+__device__ __forceinline__ double m_tanh(double v) { return tanh(v); }
+__device__ __forceinline__ float m_log1p(float v) { return log1pf(v); }
+__device__ __forceinline__ double m_log1p(double v) { return log1p(v); }
+__device__ __forceinline__ float m_expm1(float v) { return expm1f(v); }
+__device__ __forceinline__ double m_expm1(double v) { return expm1(v); }
+__device__ __forceinline__ float m_fabs(float v) { return fabsf(v); }
+__device__ __forceinline__ double m_fabs(double v) { return fabs(v); }
+
+// Calls f(T{}) with T the C++ type of `e`.
+template <typename F>
+void dispatch(Elem e, F&& f) {
+  switch (e) {
+    case Elem::kFloat32:
+      f(float{});
+      break;
+    case Elem::kFloat64:
+      f(double{});
+      break;
+    case Elem::kFloat16:
+      f(__half{});
+      break;
+  }
+}
+
+template <typename T>
+const T* as(ConstTensor t) {
+  return static_cast<const T*>(t.data);
+}
+template <typename T>
+T* as(Tensor t) {
+  return static_cast<T*>(t.data);
+}
+
+// ---- elementwise ----
+
+template <typename A>
+__device__ __forceinline__ A apply_binary(BinaryOp op, A a, A b) {
   switch (op) {
     case BinaryOp::kAdd:
       return a + b;
@@ -28,15 +104,17 @@ __device__ __forceinline__ float apply_binary(BinaryOp op, float a, float b) {
     case BinaryOp::kDiv:
       return a / b;
   }
-  return 0.f;
+  return A(0);
 }
 
-__global__ void binary_kernel(BinaryOp op, const float* a, const float* b, float* out, int64_t n) {
-  NANOMX_CUDA_LOOP(i, n) { out[i] = apply_binary(op, a[i], b[i]); }
+template <typename T>
+__global__ void binary_kernel(BinaryOp op, const T* a, const T* b, T* out, int64_t n) {
+  NANOMX_CUDA_LOOP(i, n) { out[i] = narrow<T>(apply_binary(op, widen(a[i]), widen(b[i]))); }
 }
 
-__global__ void binary_broadcast_kernel(BinaryOp op, const float* a, const float* b, float* out,
-                                        int64_t n, Broadcast bc) {
+template <typename T>
+__global__ void binary_broadcast_kernel(BinaryOp op, const T* a, const T* b, T* out, int64_t n,
+                                        Broadcast bc) {
   NANOMX_CUDA_LOOP(i, n) {
     int64_t rest = i, ia = 0, ib = 0;
     for (int d = bc.ndim - 1; d >= 0; --d) {
@@ -45,14 +123,15 @@ __global__ void binary_broadcast_kernel(BinaryOp op, const float* a, const float
       ia += c * bc.a_strides[d];
       ib += c * bc.b_strides[d];
     }
-    out[i] = apply_binary(op, a[ia], b[ib]);
+    out[i] = narrow<T>(apply_binary(op, widen(a[ia]), widen(b[ib])));
   }
 }
 
-__global__ void scalar_kernel(ScalarOp op, const float* x, float s, float* out, int64_t n) {
+template <typename T>
+__global__ void scalar_kernel(ScalarOp op, const T* x, Acc<T> s, T* out, int64_t n) {
   NANOMX_CUDA_LOOP(i, n) {
-    const float v = x[i];
-    float r = 0.f;
+    const Acc<T> v = widen(x[i]);
+    Acc<T> r = 0;
     switch (op) {
       case ScalarOp::kAdd:
         r = v + s;
@@ -73,14 +152,16 @@ __global__ void scalar_kernel(ScalarOp op, const float* x, float s, float* out, 
         r = s / v;
         break;
     }
-    out[i] = r;
+    out[i] = narrow<T>(r);
   }
 }
 
-__global__ void unary_kernel(UnaryOp op, const float* x, float* out, int64_t n) {
+template <typename T>
+__global__ void unary_kernel(UnaryOp op, const T* x, T* out, int64_t n) {
+  using A = Acc<T>;
   NANOMX_CUDA_LOOP(i, n) {
-    const float v = x[i];
-    float r = 0.f;
+    const A v = widen(x[i]);
+    A r = 0;
     switch (op) {
       case UnaryOp::kNegative:
         r = -v;
@@ -89,70 +170,74 @@ __global__ void unary_kernel(UnaryOp op, const float* x, float* out, int64_t n) 
         r = v * v;
         break;
       case UnaryOp::kSqrt:
-        r = sqrtf(v);
+        r = m_sqrt(v);
         break;
       case UnaryOp::kExp:
-        r = expf(v);
+        r = m_exp(v);
         break;
       case UnaryOp::kLog:
-        r = logf(v);
+        r = m_log(v);
         break;
       case UnaryOp::kRelu:  // NaN stays NaN, as the CPU kernel
-        r = v > 0.f ? v : (v != v ? v : 0.f);
+        r = v > A(0) ? v : (v != v ? v : A(0));
         break;
       case UnaryOp::kSigmoid:
-        r = 1.f / (1.f + expf(-v));
+        r = A(1) / (A(1) + m_exp(-v));
         break;
       case UnaryOp::kTanh:
-        r = tanhf(v);
+        r = m_tanh(v);
         break;
       case UnaryOp::kSoftRelu:
-        r = v > 20.f ? v : log1pf(expf(v));
+        r = v > A(20) ? v : m_log1p(m_exp(v));
         break;
       case UnaryOp::kSoftSign:
-        r = v / (1.f + fabsf(v));
+        r = v / (A(1) + m_fabs(v));
         break;
     }
-    out[i] = r;
+    out[i] = narrow<T>(r);
   }
 }
 
-__global__ void fill_kernel(float* out, float value, int64_t n) {
-  NANOMX_CUDA_LOOP(i, n) { out[i] = value; }
+template <typename T>
+__global__ void fill_kernel(T* out, Acc<T> value, int64_t n) {
+  const T v = narrow<T>(value);
+  NANOMX_CUDA_LOOP(i, n) { out[i] = v; }
 }
 
 // One block per output element; the block's threads sum strided, in double (as the CPU's
 // double accumulation), then a shared-memory tree.
-__global__ void reduce_sum_kernel(const float* x, float* out, int64_t outer, int64_t len,
-                                  int64_t inner, float scale) {
+template <typename T>
+__global__ void reduce_sum_kernel(const T* x, T* out, int64_t outer, int64_t len, int64_t inner,
+                                  double scale) {
   __shared__ double partial[kThreads];
   for (int64_t e = blockIdx.x; e < outer * inner; e += gridDim.x) {
     const int64_t o = e / inner, in = e % inner;
-    const float* base = x + o * len * inner + in;
+    const T* base = x + o * len * inner + in;
     double acc = 0;
-    for (int64_t j = threadIdx.x; j < len; j += blockDim.x) acc += base[j * inner];
+    for (int64_t j = threadIdx.x; j < len; j += blockDim.x) acc += widen(base[j * inner]);
     partial[threadIdx.x] = acc;
     __syncthreads();
     for (int s = blockDim.x / 2; s > 0; s /= 2) {
       if (threadIdx.x < s) partial[threadIdx.x] += partial[threadIdx.x + s];
       __syncthreads();
     }
-    if (threadIdx.x == 0) out[e] = static_cast<float>(partial[0] * scale);
+    if (threadIdx.x == 0) out[e] = narrow<T>(static_cast<Acc<T>>(partial[0] * scale));
     __syncthreads();
   }
 }
 
 // One block per (outer, inner) row: max, then the sum of exponentials, then the outputs.
-__global__ void softmax_kernel(const float* x, float* out, int64_t outer, int64_t len,
-                               int64_t inner, float temperature, bool log) {
+template <typename T>
+__global__ void softmax_kernel(const T* x, T* out, int64_t outer, int64_t len, int64_t inner,
+                               double temperature, bool log) {
   __shared__ double partial[kThreads];
   for (int64_t e = blockIdx.x; e < outer * inner; e += gridDim.x) {
     const int64_t o = e / inner, in = e % inner;
-    const float* xr = x + o * len * inner + in;
-    float* yr = out + o * len * inner + in;
+    const T* xr = x + o * len * inner + in;
+    T* yr = out + o * len * inner + in;
     double mx = -INFINITY;
     for (int64_t j = threadIdx.x; j < len; j += blockDim.x) {
-      mx = fmax(mx, static_cast<double>(xr[j * inner]) / temperature);
+      mx = fmax(mx, static_cast<double>(widen(xr[j * inner])) / temperature);
     }
     partial[threadIdx.x] = mx;
     __syncthreads();
@@ -165,7 +250,7 @@ __global__ void softmax_kernel(const float* x, float* out, int64_t outer, int64_
     __syncthreads();
     double sum = 0;
     for (int64_t j = threadIdx.x; j < len; j += blockDim.x) {
-      sum += exp(static_cast<double>(xr[j * inner]) / temperature - mx);
+      sum += exp(static_cast<double>(widen(xr[j * inner])) / temperature - mx);
     }
     partial[threadIdx.x] = sum;
     __syncthreads();
@@ -176,74 +261,81 @@ __global__ void softmax_kernel(const float* x, float* out, int64_t outer, int64_
     sum = partial[0];
     __syncthreads();
     for (int64_t j = threadIdx.x; j < len; j += blockDim.x) {
-      const double z = static_cast<double>(xr[j * inner]) / temperature - mx;
-      yr[j * inner] = static_cast<float>(log ? z - ::log(sum) : exp(z) / sum);
+      const double z = static_cast<double>(widen(xr[j * inner])) / temperature - mx;
+      yr[j * inner] = narrow<T>(static_cast<Acc<T>>(log ? z - ::log(sum) : exp(z) / sum));
     }
   }
 }
 
-__global__ void add_bias_kernel(float* out, const float* bias, int64_t m, int64_t n) {
-  NANOMX_CUDA_LOOP(i, m * n) { out[i] += bias[i % n]; }
+template <typename T>
+__global__ void add_bias_kernel(T* out, const T* bias, int64_t m, int64_t n) {
+  NANOMX_CUDA_LOOP(i, m * n) { out[i] = narrow<T>(widen(out[i]) + widen(bias[i % n])); }
 }
 
-__global__ void activation_grad_kernel(ActGrad act, const float* dy, const float* v, float* dx,
-                                       int64_t n) {
+template <typename T>
+__global__ void activation_grad_kernel(ActGrad act, const T* dy, const T* v, T* dx, int64_t n) {
+  using A = Acc<T>;
   NANOMX_CUDA_LOOP(i, n) {
-    const float y = v[i];
-    float d = 0.f;
+    const A y = widen(v[i]);
+    A d = 0;
     switch (act) {
       case ActGrad::kRelu:
-        d = y != y ? y : (y > 0.f ? 1.f : 0.f);
+        d = y != y ? y : (y > A(0) ? A(1) : A(0));
         break;
       case ActGrad::kSigmoid:
-        d = y * (1.f - y);
+        d = y * (A(1) - y);
         break;
       case ActGrad::kTanh:
-        d = 1.f - y * y;
+        d = A(1) - y * y;
         break;
       case ActGrad::kSoftRelu:
-        d = -expm1f(-y);
+        d = -m_expm1(-y);
         break;
       case ActGrad::kSoftSign: {
-        const float a = 1.f + fabsf(y);
-        d = 1.f / (a * a);
+        const A a = A(1) + m_fabs(y);
+        d = A(1) / (a * a);
         break;
       }
     }
-    dx[i] = dy[i] * d;
+    dx[i] = narrow<T>(widen(dy[i]) * d);
   }
 }
 
-__device__ __forceinline__ float clip_grad(float g, float c) {
-  if (c < 0.f) return g;  // clip_gradient < 0: no clipping; NaN passes, as the CPU kernel
+template <typename A>
+__device__ __forceinline__ A clip_grad(A g, A c) {
+  if (c < A(0)) return g;  // clip_gradient < 0: no clipping; NaN passes, as the CPU kernel
   return g > c ? c : (g < -c ? -c : g);
 }
 
-__global__ void sgd_kernel(const float* w, const float* g, float* mom, float* out, int64_t n,
-                           float lr, float wd, float rescale, float clip, float momentum) {
+template <typename T>
+__global__ void sgd_kernel(const T* w, const T* g, T* mom, T* out, int64_t n, Acc<T> lr, Acc<T> wd,
+                           Acc<T> rescale, Acc<T> clip, Acc<T> momentum) {
+  using A = Acc<T>;
   NANOMX_CUDA_LOOP(i, n) {
-    const float wi = w[i];
-    const float gi = clip_grad(rescale * g[i], clip);
+    const A wi = widen(w[i]);
+    const A gi = clip_grad(rescale * widen(g[i]), clip);
     if (mom == nullptr) {
-      out[i] = (1.f - lr * wd) * wi - lr * gi;
+      out[i] = narrow<T>((A(1) - lr * wd) * wi - lr * gi);
     } else {
-      const float mi = momentum * mom[i] - lr * wd * wi - lr * gi;
-      mom[i] = mi;
-      out[i] = wi + mi;
+      const A mi = momentum * widen(mom[i]) - lr * wd * wi - lr * gi;
+      mom[i] = narrow<T>(mi);
+      out[i] = narrow<T>(wi + mi);
     }
   }
 }
 
 // Valid normalization needs the count of non-ignored labels: each block counts them itself
 // (rows is a batch, small next to the gradient), so one launch does it all with no scratch.
-__global__ void softmax_output_grad_kernel(const float* y, const float* label, float* grad,
+template <typename T>
+__global__ void softmax_output_grad_kernel(const T* y, const T* label, T* grad,
                                            SoftmaxOutputGrad g) {
-  __shared__ float scale;
+  using A = Acc<T>;
+  __shared__ A scale;
   if (g.divide_by_valid) {
     __shared__ int64_t counts[kThreads];
     int64_t count = 0;
     for (int64_t r = threadIdx.x; r < g.rows; r += blockDim.x) {
-      count += static_cast<int>(label[r]) != static_cast<int>(g.ignore_label);
+      count += static_cast<int>(widen(label[r])) != static_cast<int>(g.ignore_label);
     }
     counts[threadIdx.x] = count;
     __syncthreads();
@@ -251,116 +343,179 @@ __global__ void softmax_output_grad_kernel(const float* y, const float* label, f
       if (threadIdx.x < s) counts[threadIdx.x] += counts[threadIdx.x + s];
       __syncthreads();
     }
-    if (threadIdx.x == 0) scale = g.grad_scale / static_cast<float>(counts[0] > 0 ? counts[0] : 1);
+    if (threadIdx.x == 0) scale = A(g.grad_scale) / A(counts[0] > 0 ? counts[0] : 1);
   } else if (threadIdx.x == 0) {
-    scale = g.grad_scale / g.batch;
-    if (g.divide_by_inner) scale /= static_cast<float>(g.inner);
+    scale = A(g.grad_scale) / A(g.batch);
+    if (g.divide_by_inner) scale /= A(g.inner);
   }
   __syncthreads();
-  const float off = g.smooth_alpha > 0 && g.classes > 1
-                        ? g.smooth_alpha / static_cast<float>(g.classes - 1)
-                        : 0.f;
+  const A alpha = A(g.smooth_alpha);
+  const A off = alpha > A(0) && g.classes > 1 ? alpha / A(g.classes - 1) : A(0);
   NANOMX_CUDA_LOOP(e, g.rows * g.classes) {
     const int64_t r = e / g.classes, j = e % g.classes;
     const int64_t i = (r / g.inner) * g.classes * g.inner + r % g.inner + j * g.inner;
-    const int lab = static_cast<int>(label[r]);
-    float v = 0.f;
+    const int lab = static_cast<int>(widen(label[r]));
+    A v = 0;
     if (!(g.use_ignore && lab == static_cast<int>(g.ignore_label))) {
-      const float yi = y[i];
-      v = (yi - (j == lab ? 1.f - g.smooth_alpha : off)) * scale;
+      const A yi = widen(y[i]);
+      v = (yi - (j == lab ? A(1) - alpha : off)) * scale;
       if (g.out_grad) v *= yi;  // MXNet's quirk (see the CPU kernel)
     }
-    grad[i] = v;
+    grad[i] = narrow<T>(v);
   }
 }
 
-__global__ void softmax_output_grad_dense_kernel(const float* y, const float* label, float* grad,
-                                                 int64_t n, float scale) {
-  NANOMX_CUDA_LOOP(i, n) { grad[i] = (y[i] - label[i]) * scale; }
+template <typename T>
+__global__ void softmax_output_grad_dense_kernel(const T* y, const T* label, T* grad, int64_t n,
+                                                 Acc<T> scale) {
+  NANOMX_CUDA_LOOP(i, n) { grad[i] = narrow<T>((widen(y[i]) - widen(label[i])) * scale); }
 }
 
 }  // namespace
 
-cudaError_t softmax_output_grad(const float* y, const float* label, float* grad,
-                                const SoftmaxOutputGrad& g, cudaStream_t stream) {
-  const int64_t n = g.rows * g.classes;
-  if (n > 0) softmax_output_grad_kernel<<<grid_for(n), kThreads, 0, stream>>>(y, label, grad, g);
-  return cudaGetLastError();
-}
+size_t elem_size(Elem e) { return e == Elem::kFloat64 ? 8 : e == Elem::kFloat32 ? 4 : 2; }
 
-cudaError_t softmax_output_grad_dense(const float* y, const float* label, float* grad, int64_t n,
-                                      float scale, cudaStream_t stream) {
+cudaError_t binary(BinaryOp op, ConstTensor a, ConstTensor b, Tensor out, int64_t n,
+                   cudaStream_t stream) {
   if (n > 0) {
-    softmax_output_grad_dense_kernel<<<grid_for(n), kThreads, 0, stream>>>(y, label, grad, n,
-                                                                           scale);
+    dispatch(out.elem, [&](auto tag) {
+      using T = decltype(tag);
+      binary_kernel<T><<<grid_for(n), kThreads, 0, stream>>>(op, as<T>(a), as<T>(b), as<T>(out), n);
+    });
   }
   return cudaGetLastError();
 }
 
-cudaError_t binary(BinaryOp op, const float* a, const float* b, float* out, int64_t n,
-                   cudaStream_t stream) {
-  if (n > 0) binary_kernel<<<grid_for(n), kThreads, 0, stream>>>(op, a, b, out, n);
-  return cudaGetLastError();
-}
-
-cudaError_t binary_broadcast(BinaryOp op, const float* a, const float* b, float* out, int64_t n,
+cudaError_t binary_broadcast(BinaryOp op, ConstTensor a, ConstTensor b, Tensor out, int64_t n,
                              const Broadcast& bc, cudaStream_t stream) {
-  if (n > 0) binary_broadcast_kernel<<<grid_for(n), kThreads, 0, stream>>>(op, a, b, out, n, bc);
+  if (n > 0) {
+    dispatch(out.elem, [&](auto tag) {
+      using T = decltype(tag);
+      binary_broadcast_kernel<T>
+          <<<grid_for(n), kThreads, 0, stream>>>(op, as<T>(a), as<T>(b), as<T>(out), n, bc);
+    });
+  }
   return cudaGetLastError();
 }
 
-cudaError_t scalar(ScalarOp op, const float* x, float s, float* out, int64_t n,
+cudaError_t scalar(ScalarOp op, ConstTensor x, double s, Tensor out, int64_t n,
                    cudaStream_t stream) {
-  if (n > 0) scalar_kernel<<<grid_for(n), kThreads, 0, stream>>>(op, x, s, out, n);
+  if (n > 0) {
+    dispatch(out.elem, [&](auto tag) {
+      using T = decltype(tag);
+      scalar_kernel<T><<<grid_for(n), kThreads, 0, stream>>>(op, as<T>(x), static_cast<Acc<T>>(s),
+                                                             as<T>(out), n);
+    });
+  }
   return cudaGetLastError();
 }
 
-cudaError_t unary(UnaryOp op, const float* x, float* out, int64_t n, cudaStream_t stream) {
-  if (n > 0) unary_kernel<<<grid_for(n), kThreads, 0, stream>>>(op, x, out, n);
+cudaError_t unary(UnaryOp op, ConstTensor x, Tensor out, int64_t n, cudaStream_t stream) {
+  if (n > 0) {
+    dispatch(out.elem, [&](auto tag) {
+      using T = decltype(tag);
+      unary_kernel<T><<<grid_for(n), kThreads, 0, stream>>>(op, as<T>(x), as<T>(out), n);
+    });
+  }
   return cudaGetLastError();
 }
 
-cudaError_t fill(float* out, float value, int64_t n, cudaStream_t stream) {
-  if (n > 0) fill_kernel<<<grid_for(n), kThreads, 0, stream>>>(out, value, n);
+cudaError_t fill(Tensor out, double value, int64_t n, cudaStream_t stream) {
+  if (n > 0) {
+    dispatch(out.elem, [&](auto tag) {
+      using T = decltype(tag);
+      fill_kernel<T>
+          <<<grid_for(n), kThreads, 0, stream>>>(as<T>(out), static_cast<Acc<T>>(value), n);
+    });
+  }
   return cudaGetLastError();
 }
 
-cudaError_t reduce_sum(const float* x, float* out, int64_t outer, int64_t len, int64_t inner,
-                       float scale, cudaStream_t stream) {
+cudaError_t reduce_sum(ConstTensor x, Tensor out, int64_t outer, int64_t len, int64_t inner,
+                       double scale, cudaStream_t stream) {
   const int64_t outputs = outer * inner;
   if (outputs > 0) {
     const unsigned blocks = static_cast<unsigned>(outputs < 65535 * 8 ? outputs : 65535 * 8);
-    reduce_sum_kernel<<<blocks, kThreads, 0, stream>>>(x, out, outer, len, inner, scale);
+    dispatch(out.elem, [&](auto tag) {
+      using T = decltype(tag);
+      reduce_sum_kernel<T>
+          <<<blocks, kThreads, 0, stream>>>(as<T>(x), as<T>(out), outer, len, inner, scale);
+    });
   }
   return cudaGetLastError();
 }
 
-cudaError_t softmax(const float* x, float* out, int64_t outer, int64_t len, int64_t inner,
-                    float temperature, bool log, cudaStream_t stream) {
+cudaError_t softmax(ConstTensor x, Tensor out, int64_t outer, int64_t len, int64_t inner,
+                    double temperature, bool log, cudaStream_t stream) {
   const int64_t rows = outer * inner;
   if (rows > 0 && len > 0) {
     const unsigned blocks = static_cast<unsigned>(rows < 65535 * 8 ? rows : 65535 * 8);
-    softmax_kernel<<<blocks, kThreads, 0, stream>>>(x, out, outer, len, inner, temperature, log);
+    dispatch(out.elem, [&](auto tag) {
+      using T = decltype(tag);
+      softmax_kernel<T><<<blocks, kThreads, 0, stream>>>(as<T>(x), as<T>(out), outer, len, inner,
+                                                         temperature, log);
+    });
   }
   return cudaGetLastError();
 }
 
-cudaError_t add_bias(float* out, const float* bias, int64_t m, int64_t n, cudaStream_t stream) {
-  if (m * n > 0) add_bias_kernel<<<grid_for(m * n), kThreads, 0, stream>>>(out, bias, m, n);
+cudaError_t add_bias(Tensor out, ConstTensor bias, int64_t m, int64_t n, cudaStream_t stream) {
+  if (m * n > 0) {
+    dispatch(out.elem, [&](auto tag) {
+      using T = decltype(tag);
+      add_bias_kernel<T><<<grid_for(m * n), kThreads, 0, stream>>>(as<T>(out), as<T>(bias), m, n);
+    });
+  }
   return cudaGetLastError();
 }
 
-cudaError_t activation_grad(ActGrad act, const float* dy, const float* v, float* dx, int64_t n,
+cudaError_t activation_grad(ActGrad act, ConstTensor dy, ConstTensor v, Tensor dx, int64_t n,
                             cudaStream_t stream) {
-  if (n > 0) activation_grad_kernel<<<grid_for(n), kThreads, 0, stream>>>(act, dy, v, dx, n);
+  if (n > 0) {
+    dispatch(dx.elem, [&](auto tag) {
+      using T = decltype(tag);
+      activation_grad_kernel<T>
+          <<<grid_for(n), kThreads, 0, stream>>>(act, as<T>(dy), as<T>(v), as<T>(dx), n);
+    });
+  }
   return cudaGetLastError();
 }
 
-cudaError_t sgd(const float* w, const float* g, float* mom, float* out, int64_t n, float lr,
-                float wd, float rescale, float clip, float momentum, cudaStream_t stream) {
+cudaError_t sgd(ConstTensor w, ConstTensor g, Tensor mom, Tensor out, int64_t n, double lr,
+                double wd, double rescale, double clip, double momentum, cudaStream_t stream) {
   if (n > 0) {
-    sgd_kernel<<<grid_for(n), kThreads, 0, stream>>>(w, g, mom, out, n, lr, wd, rescale, clip,
-                                                     momentum);
+    dispatch(out.elem, [&](auto tag) {
+      using T = decltype(tag);
+      using A = Acc<T>;
+      sgd_kernel<T><<<grid_for(n), kThreads, 0, stream>>>(
+          as<T>(w), as<T>(g), as<T>(mom), as<T>(out), n, static_cast<A>(lr), static_cast<A>(wd),
+          static_cast<A>(rescale), static_cast<A>(clip), static_cast<A>(momentum));
+    });
+  }
+  return cudaGetLastError();
+}
+
+cudaError_t softmax_output_grad(ConstTensor y, ConstTensor label, Tensor grad,
+                                const SoftmaxOutputGrad& g, cudaStream_t stream) {
+  const int64_t n = g.rows * g.classes;
+  if (n > 0) {
+    dispatch(grad.elem, [&](auto tag) {
+      using T = decltype(tag);
+      softmax_output_grad_kernel<T>
+          <<<grid_for(n), kThreads, 0, stream>>>(as<T>(y), as<T>(label), as<T>(grad), g);
+    });
+  }
+  return cudaGetLastError();
+}
+
+cudaError_t softmax_output_grad_dense(ConstTensor y, ConstTensor label, Tensor grad, int64_t n,
+                                      double scale, cudaStream_t stream) {
+  if (n > 0) {
+    dispatch(grad.elem, [&](auto tag) {
+      using T = decltype(tag);
+      softmax_output_grad_dense_kernel<T><<<grid_for(n), kThreads, 0, stream>>>(
+          as<T>(y), as<T>(label), as<T>(grad), n, static_cast<Acc<T>>(scale));
+    });
   }
   return cudaGetLastError();
 }

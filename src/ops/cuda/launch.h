@@ -1,12 +1,13 @@
 // The CUDA kernels' launchers (kernels.cu), with a plain interface so that only kernels.cu goes
 // through nvcc; the operators' kernels (kernels.cc) call them with the worker's stream.
-// float32 only in this phase (docs/cuda.md). Never run on a GPU yet: see docs/cuda.md.
+// float32, float64 and float16 (docs/cuda.md). Never run on a GPU yet: see docs/cuda.md.
 #pragma once
 
 #ifdef NANOMX_HAVE_CUDA
 
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
 #include <cstdint>
 
 namespace nanomx::ops::cuda {
@@ -38,30 +39,46 @@ struct Broadcast {
   int64_t b_strides[kMaxDims] = {};
 };
 
+// The element types the kernels take (nanomx's float32, float64, float16) and a tensor's data
+// with its type: the launchers run the kernel's instantiation for the output's type, and every
+// operand has that type (kernels.cc checks).
+enum class Elem { kFloat32, kFloat64, kFloat16 };
+size_t elem_size(Elem e);
+struct ConstTensor {
+  const void* data = nullptr;
+  Elem elem = Elem::kFloat32;
+};
+struct Tensor {
+  void* data = nullptr;
+  Elem elem = Elem::kFloat32;
+  operator ConstTensor() const { return {data, elem}; }  // NOLINT: a tensor is readable
+};
+
 // Launchers return the launch's status (cudaGetLastError), not the kernel's: that surfaces at
-// the operation's completion event.
-cudaError_t binary(BinaryOp op, const float* a, const float* b, float* out, int64_t n,
+// the operation's completion event. Scalars come as double and are used in the kernel's
+// computing type (double for float64, float otherwise).
+cudaError_t binary(BinaryOp op, ConstTensor a, ConstTensor b, Tensor out, int64_t n,
                    cudaStream_t stream);
-cudaError_t binary_broadcast(BinaryOp op, const float* a, const float* b, float* out, int64_t n,
+cudaError_t binary_broadcast(BinaryOp op, ConstTensor a, ConstTensor b, Tensor out, int64_t n,
                              const Broadcast& bc, cudaStream_t stream);
-cudaError_t scalar(ScalarOp op, const float* x, float s, float* out, int64_t n,
+cudaError_t scalar(ScalarOp op, ConstTensor x, double s, Tensor out, int64_t n,
                    cudaStream_t stream);
-cudaError_t unary(UnaryOp op, const float* x, float* out, int64_t n, cudaStream_t stream);
-cudaError_t fill(float* out, float value, int64_t n, cudaStream_t stream);
-// out[o * inner + i] = scale * sum_j x[(o * len + j) * inner + i]
-cudaError_t reduce_sum(const float* x, float* out, int64_t outer, int64_t len, int64_t inner,
-                       float scale, cudaStream_t stream);
+cudaError_t unary(UnaryOp op, ConstTensor x, Tensor out, int64_t n, cudaStream_t stream);
+cudaError_t fill(Tensor out, double value, int64_t n, cudaStream_t stream);
+// out[o * inner + i] = scale * sum_j x[(o * len + j) * inner + i], summed in double
+cudaError_t reduce_sum(ConstTensor x, Tensor out, int64_t outer, int64_t len, int64_t inner,
+                       double scale, cudaStream_t stream);
 // Softmax along the middle axis of (outer, len, inner), of x / temperature; log: log_softmax.
-cudaError_t softmax(const float* x, float* out, int64_t outer, int64_t len, int64_t inner,
-                    float temperature, bool log, cudaStream_t stream);
+cudaError_t softmax(ConstTensor x, Tensor out, int64_t outer, int64_t len, int64_t inner,
+                    double temperature, bool log, cudaStream_t stream);
 // out[i * n + j] += bias[j] for i < m
-cudaError_t add_bias(float* out, const float* bias, int64_t m, int64_t n, cudaStream_t stream);
+cudaError_t add_bias(Tensor out, ConstTensor bias, int64_t m, int64_t n, cudaStream_t stream);
 // dx = dy * f'(v)
-cudaError_t activation_grad(ActGrad act, const float* dy, const float* v, float* dx, int64_t n,
+cudaError_t activation_grad(ActGrad act, ConstTensor dy, ConstTensor v, Tensor dx, int64_t n,
                             cudaStream_t stream);
-// sgd_update (mom null) / sgd_mom_update, as the CPU kernels.
-cudaError_t sgd(const float* w, const float* g, float* mom, float* out, int64_t n, float lr,
-                float wd, float rescale, float clip, float momentum, cudaStream_t stream);
+// sgd_update (mom's data null) / sgd_mom_update, as the CPU kernels.
+cudaError_t sgd(ConstTensor w, ConstTensor g, Tensor mom, Tensor out, int64_t n, double lr,
+                double wd, double rescale, double clip, double momentum, cudaStream_t stream);
 
 // SoftmaxOutput's backward for index labels (one per row): rows x classes, classes `inner`
 // apart (row r starts at (r / inner) * classes * inner + r % inner); grad = (y - target) * scale
@@ -75,11 +92,11 @@ struct SoftmaxOutputGrad {
   bool use_ignore = false, out_grad = false, divide_by_valid = false, divide_by_inner = false;
   float batch = 1;  // the divisor of normalization "batch" (1 otherwise)
 };
-cudaError_t softmax_output_grad(const float* y, const float* label, float* grad,
+cudaError_t softmax_output_grad(ConstTensor y, ConstTensor label, Tensor grad,
                                 const SoftmaxOutputGrad& g, cudaStream_t stream);
 // grad[i] = (y[i] - label[i]) * scale: probability labels of the output's shape.
-cudaError_t softmax_output_grad_dense(const float* y, const float* label, float* grad, int64_t n,
-                                      float scale, cudaStream_t stream);
+cudaError_t softmax_output_grad_dense(ConstTensor y, ConstTensor label, Tensor grad, int64_t n,
+                                      double scale, cudaStream_t stream);
 
 }  // namespace nanomx::ops::cuda
 
