@@ -125,8 +125,7 @@ TEST_F(GpuProfiler, OperatorsAreTimedOnTheDeviceWithTheLaunchLinked) {
   }
 }
 
-// MXNet's test_gpu_memory_profiler_symbolic (its random inputs are _ones here: no GPU random
-// kernel yet), forward and backward.
+// MXNet's test_gpu_memory_profiler_symbolic, forward and backward.
 TEST_F(GpuProfiler, MemoryProfileNamesExecutorAndOperatorArrays) {
   storage::clear_gpu_memory_profile();
   profiler::set_config({{"profile_memory", "true"},
@@ -190,8 +189,8 @@ TEST_F(GpuProfiler, MemoryProfileNamesExecutorAndOperatorArrays) {
   EXPECT_TRUE(has("tensordot:arg_grad:A", f * m * k));
   EXPECT_TRUE(has("tensordot:arg_grad:B", f * k * n));
   EXPECT_TRUE(has("tensordot:dot", f * m * n));
-  EXPECT_TRUE(has("init:_ones", f * m * k));
-  EXPECT_TRUE(has("init:_ones", f * k * n));
+  EXPECT_TRUE(has("init:_random_uniform", f * m * k));
+  EXPECT_TRUE(has("init:_random_uniform", f * k * n));
   storage::clear_gpu_memory_profile();
 }
 

@@ -66,8 +66,7 @@ def test_matmul_example_runs_on_the_gpu(tmp_path):
 
 
 def test_gpu_memory_profiler_symbolic(tmp_path, monkeypatch):
-    # MXNet's test_gpu_memory_profiler_symbolic (tests/python/gpu/test_profiler_gpu.py), with
-    # the inputs made by mx.nd.ones (no GPU random kernel yet) under the "init" scope.
+    # MXNet's test_gpu_memory_profiler_symbolic (tests/python/gpu/test_profiler_gpu.py).
     monkeypatch.chdir(tmp_path)
     mx.profiler.set_config(profile_all=True, filename="test_profiler.json", profile_memory=True)
     mx.profiler.set_state("run")
@@ -77,8 +76,8 @@ def test_gpu_memory_profiler_symbolic(tmp_path, monkeypatch):
         C = mx.symbol.dot(A, B, name="dot")
     executor = C.simple_bind(mx.gpu(), "write", A=(1024, 2048), B=(2048, 4096))
     with mx.profiler.scope("init"):
-        a = mx.nd.ones((1024, 2048), ctx=mx.gpu(0))
-        b = mx.nd.ones((2048, 4096), ctx=mx.gpu(0))
+        a = mx.random.uniform(-1.0, 1.0, shape=(1024, 2048), ctx=mx.gpu(0))
+        b = mx.random.uniform(-1.0, 1.0, shape=(2048, 4096), ctx=mx.gpu(0))
     a.copyto(executor.arg_dict["A"])
     b.copyto(executor.arg_dict["B"])
     executor.forward(is_train=True)
@@ -93,8 +92,8 @@ def test_gpu_memory_profiler_symbolic(tmp_path, monkeypatch):
     found = {(r["Attribute Name"], r["Requested Size"]) for r in rows}
     for name, size in [("tensordot:in_arg:A", a.size), ("tensordot:in_arg:B", b.size),
                        ("tensordot:arg_grad:A", a.size), ("tensordot:arg_grad:B", b.size),
-                       ("tensordot:dot", 1024 * 4096), ("init:_ones", a.size),
-                       ("init:_ones", b.size)]:
+                       ("tensordot:dot", 1024 * 4096), ("init:_random_uniform", a.size),
+                       ("init:_random_uniform", b.size)]:
         assert (name, str(4 * size)) in found, (name, sorted(found))
     assert not any(r["Attribute Name"] in ("<unk>:unknown", "<unk>:") for r in rows)
     # nanomx-trace reads it per scope.

@@ -367,6 +367,19 @@ void softmax_output_backward(const ParsedParams& p, std::span<const NDArray> in,
   check_launch(p, cu::softmax_output_grad(f(y), f(label), fw(out[0]), g, s));
 }
 
+// ---- random sampling ----
+
+// Each call takes a key from the process's generator (mx.random.seed), in the order the state
+// variable imposes on every random operator, CPU or GPU: a seeded program draws the same GPU
+// numbers on every run (not the CPU's: a GPU stream of its own, as MXNet's).
+template <bool kUniform>
+void random_sample(const ParsedParams& p, std::span<const NDArray>, std::span<const NDArray> out,
+                   cudaStream_t s) {
+  const auto& r = p.get<RandomParams>();
+  const uint64_t key = random_state().generator();
+  check_launch(p, cu::random_fill(kUniform, fw(out[0]), out[0].size(), key, r.a, r.b, s));
+}
+
 // ---- optimizers ----
 
 template <bool kMomentum>
@@ -571,6 +584,8 @@ void register_cuda_kernels() {
   register_kernel("tanh", kGPU, gpu_kernel<unary<U::kTanh>>);
   register_kernel("Activation", kGPU, gpu_kernel<activation>);
   register_kernel("_backward_Activation", kGPU, gpu_kernel<activation_backward>);
+  register_kernel("_random_uniform", kGPU, gpu_kernel<random_sample<true>>);
+  register_kernel("_random_normal", kGPU, gpu_kernel<random_sample<false>>);
   register_kernel("_zeros", kGPU, gpu_kernel<fill>);
   register_kernel("_ones", kGPU, gpu_kernel<fill>);
   register_kernel("_full", kGPU, gpu_kernel<fill>);

@@ -371,7 +371,48 @@ __global__ void softmax_output_grad_dense_kernel(const T* y, const T* label, T* 
   NANOMX_CUDA_LOOP(i, n) { grad[i] = narrow<T>((widen(y[i]) - widen(label[i])) * scale); }
 }
 
+// SplitMix64 at position i of the stream starting at key: a double in [0, 1) from its top 53 bits.
+__device__ __forceinline__ double uniform01(uint64_t key, uint64_t i) {
+  uint64_t z = key + (i + 1) * 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return static_cast<double>(z >> 11) * 0x1.0p-53;
+}
+
+template <typename T>
+__global__ void random_kernel(bool uniform, T* out, int64_t n, uint64_t key, double a, double b) {
+  NANOMX_CUDA_LOOP(j, (n + 1) / 2) {
+    const int64_t i = 2 * j;
+    const double u1 = uniform01(key, static_cast<uint64_t>(i));
+    const double u2 = uniform01(key, static_cast<uint64_t>(i + 1));
+    double v1, v2;
+    if (uniform) {
+      v1 = a + (b - a) * u1;
+      v2 = a + (b - a) * u2;
+    } else {
+      const double r = sqrt(-2.0 * log(1.0 - u1));  // 1 - u1 in (0, 1]: finite
+      v1 = a + b * r * cospi(2.0 * u2);
+      v2 = a + b * r * sinpi(2.0 * u2);
+    }
+    out[i] = narrow<T>(static_cast<Acc<T>>(v1));
+    if (i + 1 < n) out[i + 1] = narrow<T>(static_cast<Acc<T>>(v2));
+  }
+}
+
 }  // namespace
+
+cudaError_t random_fill(bool uniform, Tensor out, int64_t n, uint64_t key, double a, double b,
+                        cudaStream_t stream) {
+  if (n > 0) {
+    dispatch(out.elem, [&](auto tag) {
+      using T = decltype(tag);
+      random_kernel<T>
+          <<<grid_for((n + 1) / 2), kThreads, 0, stream>>>(uniform, as<T>(out), n, key, a, b);
+    });
+  }
+  return cudaGetLastError();
+}
 
 size_t elem_size(Elem e) { return e == Elem::kFloat64 ? 8 : e == Elem::kFloat32 ? 4 : 2; }
 

@@ -80,6 +80,13 @@ cudaError_t activation_grad(ActGrad act, ConstTensor dy, ConstTensor v, Tensor d
 cudaError_t sgd(ConstTensor w, ConstTensor g, Tensor mom, Tensor out, int64_t n, double lr,
                 double wd, double rescale, double clip, double momentum, cudaStream_t stream);
 
+// _random_uniform (uniform) on [a, b) or _random_normal with mean a and standard deviation b:
+// element i from SplitMix64's output at position i of the stream that starts at `key` (a
+// counter-based generator: any element computed alone, so any grid gives the same numbers),
+// normals by Box-Muller on the pairs (2j, 2j + 1).
+cudaError_t random_fill(bool uniform, Tensor out, int64_t n, uint64_t key, double a, double b,
+                        cudaStream_t stream);
+
 // SoftmaxOutput's backward for index labels (one per row): rows x classes, classes `inner`
 // apart (row r starts at (r / inner) * classes * inner + r % inner); grad = (y - target) * scale
 // where target is 1 - smooth_alpha at the label and smooth_alpha / (classes - 1) elsewhere,
