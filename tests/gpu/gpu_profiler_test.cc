@@ -145,10 +145,10 @@ TEST_F(GpuProfiler, MemoryProfileNamesExecutorAndOperatorArrays) {
   auto exec =
       symbol::Executor::simple_bind(c, gpu(), {{"A", Shape{m, k}}, {"B", Shape{k, n}}}, {}, {});
   profiler::set_scope("init:");
-  const NDArray a =
-      ops::invoke_one(ops::get_op("_ones"), {}, {{"shape", "(256, 512)"}, {"ctx", "gpu(0)"}});
-  const NDArray b =
-      ops::invoke_one(ops::get_op("_ones"), {}, {{"shape", "(512, 128)"}, {"ctx", "gpu(0)"}});
+  const NDArray a = ops::invoke_one(ops::get_op("_random_uniform"), {},
+                                    {{"shape", "(256, 512)"}, {"ctx", "gpu(0)"}});
+  const NDArray b = ops::invoke_one(ops::get_op("_random_uniform"), {},
+                                    {{"shape", "(512, 128)"}, {"ctx", "gpu(0)"}});
   profiler::set_scope("<unk>:");
   exec->arg_arrays()[0].copy_from(a);
   exec->arg_arrays()[1].copy_from(b);
