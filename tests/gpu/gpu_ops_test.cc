@@ -127,6 +127,18 @@ TEST_F(Gpu, Float64AndFloat16) {
     compare_as(dtype, "_backward_SoftmaxOutput",
                {ops::invoke("softmax", std::vector<NDArray>{a}, {})[0], label}, {}, rtol, atol);
   }
+  // Cast between every pair of float dtypes, as the CPU's.
+  for (const char* from : {"float32", "float64", "float16"}) {
+    for (const char* to : {"float32", "float64", "float16"}) {
+      const NDArray x = cast(random_array(Shape{257}, 70, -100.f, 100.f), from);
+      const NDArray c = cast(x, to);
+      const NDArray g = cast(x.copy_to(gpu()), to);
+      EXPECT_EQ(g.dtype(), c.dtype());
+      EXPECT_EQ(cast(g.copy_to(Context::cpu(0)), "float32").to_vector<float>(),
+                cast(c, "float32").to_vector<float>())
+          << from << " -> " << to;
+    }
+  }
   // Mixed dtypes are refused naming both.
   try {
     ops::invoke("elemwise_add",

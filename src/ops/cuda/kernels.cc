@@ -60,11 +60,15 @@ void check_launch(const ParsedParams& p, cudaError_t status) {
 using GpuKernel = void (*)(const ParsedParams&, std::span<const NDArray>, std::span<const NDArray>,
                            cudaStream_t);
 
-// Every array on the output's GPU and of the output's dtype (float32, float64 or float16), then
-// the kernel on the right stream.
-// kCopy: _copyto between devices (any dtype, inputs anywhere: the copy reads host memory too).
-template <GpuKernel K, bool kCopy = false>
+// What a kernel takes: every array on the output's GPU and of the output's dtype (float32,
+// float64 or float16); kAnyDtype: each of those dtypes (Cast); kCopy: _copyto between devices
+// (any dtype, inputs anywhere: the copy reads host memory too).
+enum class Operands { kSameDtype, kAnyDtype, kCopy };
+
+// The checks `operands` asks for, then the kernel on the right stream.
+template <GpuKernel K, Operands operands = Operands::kSameDtype>
 void gpu_kernel(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out) {
+  constexpr bool kCopy = operands == Operands::kCopy;
   const Context ctx = out[0].ctx();
   auto check = [&](const NDArray& a, const char* what, size_t i) {
     NANOMX_CHECK(kCopy || a.ctx() == ctx)
@@ -74,7 +78,7 @@ void gpu_kernel(const ParsedParams& p, std::span<const NDArray> in, std::span<co
                  a.dtype() == DType::kFloat16)
         << p.op() << ": the CUDA kernels support float32, float64 and float16 (docs/cuda.md), "
         << what << " " << i << " is " << dtype_name(a.dtype());
-    NANOMX_CHECK(kCopy || a.dtype() == out[0].dtype())
+    NANOMX_CHECK(operands != Operands::kSameDtype || a.dtype() == out[0].dtype())
         << p.op() << ": " << what << " " << i << " is " << dtype_name(a.dtype()) << ", the output "
         << dtype_name(out[0].dtype()) << " (the CUDA kernels take one dtype; cast first)";
   };
@@ -219,6 +223,16 @@ void copy(const ParsedParams& p, std::span<const NDArray> in, std::span<const ND
   if (out[0].nbytes() == 0 || in[0].data() == out[0].data()) return;
   NANOMX_CUDA_CALL(
       cudaMemcpyAsync(out[0].data(), in[0].data(), out[0].nbytes(), cudaMemcpyDefault, s));
+}
+
+// Cast between the float dtypes (a copy when they are equal).
+void cast(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out,
+          cudaStream_t s) {
+  if (in[0].dtype() == out[0].dtype()) {
+    copy(p, in, out, s);
+    return;
+  }
+  check_launch(p, cu::cast(f(in[0]), fw(out[0]), out[0].size(), s));
 }
 
 // ---- reductions ----
@@ -592,7 +606,8 @@ void register_cuda_kernels() {
   register_kernel("_zeros_without_dtype", kGPU, gpu_kernel<fill>);
   register_kernel("zeros_like", kGPU, gpu_kernel<fill_like<0>>);
   register_kernel("ones_like", kGPU, gpu_kernel<fill_like<1>>);
-  register_kernel("_copyto", kGPU, gpu_kernel<copy, true>);
+  register_kernel("_copyto", kGPU, gpu_kernel<copy, Operands::kCopy>);
+  register_kernel("Cast", kGPU, gpu_kernel<cast, Operands::kAnyDtype>);
   register_kernel("_copy", kGPU, gpu_kernel<copy>);
   register_kernel("sum", kGPU, gpu_kernel<reduce<false>>);
   register_kernel("mean", kGPU, gpu_kernel<reduce<true>>);

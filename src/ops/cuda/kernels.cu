@@ -204,6 +204,14 @@ __global__ void fill_kernel(T* out, Acc<T> value, int64_t n) {
   NANOMX_CUDA_LOOP(i, n) { out[i] = v; }
 }
 
+template <typename From, typename To>
+__global__ void cast_kernel(const From* x, To* out, int64_t n) {
+  // Widened exactly, then rounded to nearest (float16 through float: two roundings).
+  NANOMX_CUDA_LOOP(i, n) {
+    out[i] = narrow<To>(static_cast<Acc<To>>(static_cast<double>(widen(x[i]))));
+  }
+}
+
 // One block per output element; the block's threads sum strided, in double (as the CPU's
 // double accumulation), then a shared-memory tree.
 template <typename T>
@@ -467,6 +475,19 @@ cudaError_t fill(Tensor out, double value, int64_t n, cudaStream_t stream) {
       using T = decltype(tag);
       fill_kernel<T>
           <<<grid_for(n), kThreads, 0, stream>>>(as<T>(out), static_cast<Acc<T>>(value), n);
+    });
+  }
+  return cudaGetLastError();
+}
+
+cudaError_t cast(ConstTensor x, Tensor out, int64_t n, cudaStream_t stream) {
+  if (n > 0) {
+    dispatch(x.elem, [&](auto from) {
+      using From = decltype(from);
+      dispatch(out.elem, [&](auto to) {
+        using To = decltype(to);
+        cast_kernel<From, To><<<grid_for(n), kThreads, 0, stream>>>(as<From>(x), as<To>(out), n);
+      });
     });
   }
   return cudaGetLastError();

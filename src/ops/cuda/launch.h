@@ -65,6 +65,8 @@ cudaError_t scalar(ScalarOp op, ConstTensor x, double s, Tensor out, int64_t n,
                    cudaStream_t stream);
 cudaError_t unary(UnaryOp op, ConstTensor x, Tensor out, int64_t n, cudaStream_t stream);
 cudaError_t fill(Tensor out, double value, int64_t n, cudaStream_t stream);
+// out[i] = x[i] converted to out's type (rounded to nearest for narrower types).
+cudaError_t cast(ConstTensor x, Tensor out, int64_t n, cudaStream_t stream);
 // out[o * inner + i] = scale * sum_j x[(o * len + j) * inner + i], summed in double
 cudaError_t reduce_sum(ConstTensor x, Tensor out, int64_t outer, int64_t len, int64_t inner,
                        double scale, cudaStream_t stream);
