@@ -309,6 +309,48 @@ TEST_F(Gpu, SgdUpdates) {
   expect_close(m_gpu.to_vector<float>(), m_cpu.to_vector<float>(), "sgd_mom_update momentum");
 }
 
+// As compare, for an operator that also updates inputs in place (optimizer states): every
+// output and every input afterwards, compared in float32.
+void compare_updates(const std::string& op, const std::vector<NDArray>& cpu_in,
+                     const ops::Attrs& attrs, float rtol = 1e-5f, float atol = 1e-6f) {
+  std::vector<NDArray> gpu_in;
+  for (const NDArray& a : cpu_in) gpu_in.push_back(a.copy_to(Context{DeviceType::kGPU, 0}));
+  const std::vector<NDArray> c = ops::invoke(op, cpu_in, attrs);
+  const std::vector<NDArray> g = ops::invoke(op, gpu_in, attrs);
+  ASSERT_EQ(c.size(), g.size()) << op;
+  auto as_f32 = [](const NDArray& a) {
+    return cast(a.copy_to(Context::cpu(0)), "float32").to_vector<float>();
+  };
+  for (size_t j = 0; j < c.size(); ++j) {
+    expect_close(as_f32(g[j]), as_f32(c[j]), op + " output " + std::to_string(j), rtol, atol);
+  }
+  for (size_t j = 0; j < cpu_in.size(); ++j) {
+    expect_close(as_f32(gpu_in[j]), as_f32(cpu_in[j]),
+                 op + " input " + std::to_string(j) + " after the update", rtol, atol);
+  }
+}
+
+TEST_F(Gpu, OptimizerUpdates) {
+  auto r = [](int64_t n, uint32_t seed) { return random_array(Shape{n}, seed, -1.f, 1.f); };
+  compare_updates(
+      "multi_sgd_mom_update", {r(40, 80), r(40, 81), r(40, 82), r(7, 83), r(7, 84), r(7, 85)},
+      {{"lrs", "(0.1, 0.2)"}, {"wds", "(0.01, 0.0)"}, {"momentum", "0.9"}, {"num_weights", "2"}});
+  compare_updates("multi_sgd_update", {r(40, 86), r(40, 87), r(7, 88), r(7, 89)},
+                  {{"lrs", "(0.1, 0.2)"},
+                   {"wds", "(0.01, 0.0)"},
+                   {"num_weights", "2"},
+                   {"clip_gradient", "0.5"}});
+  NDArray var = ops::invoke("abs", std::vector<NDArray>{r(50, 90)}, {})[0];
+  compare_updates(
+      "adam_update", {r(50, 91), r(50, 92), r(50, 93), var},
+      {{"lr", "0.01"}, {"wd", "0.001"}, {"beta1", "0.9"}, {"beta2", "0.99"}, {"epsilon", "1e-6"}});
+  // Mixed precision: float16 weight and gradient, float32 momentum and master weight.
+  const NDArray w32 = r(64, 94);
+  compare_updates("mp_sgd_mom_update",
+                  {cast(w32, "float16"), cast(r(64, 95), "float16"), r(64, 96), w32},
+                  {{"lr", "0.1"}, {"momentum", "0.9"}, {"wd", "0.001"}}, 2e-3f, 2e-3f);
+}
+
 bool cublas_is_mapped() {
   std::ifstream maps("/proc/self/maps");
   for (std::string line; std::getline(maps, line);) {

@@ -82,6 +82,16 @@ cudaError_t activation_grad(ActGrad act, ConstTensor dy, ConstTensor v, Tensor d
 cudaError_t sgd(ConstTensor w, ConstTensor g, Tensor mom, Tensor out, int64_t n, double lr,
                 double wd, double rescale, double clip, double momentum, cudaStream_t stream);
 
+// adam_update: g' = clip(rescale*g + wd*w); mean = b1*mean + (1-b1)*g';
+// var = b2*var + (1-b2)*g'^2; out = w - lr*mean/(sqrt(var) + eps), as the CPU kernel.
+cudaError_t adam(ConstTensor w, ConstTensor g, Tensor mean, Tensor var, Tensor out, int64_t n,
+                 double lr, double wd, double rescale, double clip, double beta1, double beta2,
+                 double epsilon, cudaStream_t stream);
+// mp_sgd_update (mom null) / mp_sgd_mom_update: sgd on the float32 master copy w32 (and float32
+// momentum), then out = w32 in out's type.
+cudaError_t mp_sgd(ConstTensor g, float* mom, float* w32, Tensor out, int64_t n, float lr, float wd,
+                   float rescale, float clip, float momentum, cudaStream_t stream);
+
 // _random_uniform (uniform) on [a, b) or _random_normal with mean a and standard deviation b:
 // element i from SplitMix64's output at position i of the stream that starts at `key` (a
 // counter-based generator: any element computed alone, so any grid gives the same numbers),
