@@ -295,6 +295,19 @@ TEST_F(Gpu, BatchDotAndDotBackward) {
   }
 }
 
+TEST_F(Gpu, CopiesOfShapeOpsAndRegression) {
+  const NDArray a = random_array(Shape{4, 3, 2}, 100);
+  compare("Reshape", {a}, {{"shape", "(6, 4)"}});
+  compare("Flatten", {a}, {});
+  compare("expand_dims", {a}, {{"axis", "1"}});
+  compare("squeeze", {random_array(Shape{4, 1, 2}, 101)}, {});
+  compare("_backward_copy", {a}, {});
+  const NDArray label = random_array(Shape{4, 6}, 102);
+  compare("LinearRegressionOutput", {a.reshape(Shape{4, 6}), label}, {});
+  compare("_backward_linear_reg_out", {label, random_array(Shape{4, 6}, 103)},
+          {{"grad_scale", "0.5"}});
+}
+
 TEST_F(Gpu, SgdUpdates) {
   const NDArray w = random_array(Shape{50}, 9), g = random_array(Shape{50}, 10);
   compare("sgd_update", {w, g}, {{"lr", "0.1"}, {"wd", "0.01"}, {"rescale_grad", "0.5"}});

@@ -235,6 +235,18 @@ void cast(const ParsedParams& p, std::span<const NDArray> in, std::span<const ND
   check_launch(p, cu::cast(f(in[0]), fw(out[0]), out[0].size(), s));
 }
 
+// _backward_linear_reg_out (label, output) -> (d_data, d_label): (out - label) * grad_scale /
+// (label's entries per row), as the CPU kernel.
+void linear_reg_backward(const ParsedParams& p, std::span<const NDArray> in,
+                         std::span<const NDArray> out, cudaStream_t s) {
+  const NDArray &label = in[0], &y = in[1];
+  check_launch(p, cu::fill(fw(out[1]), 0.0, out[1].size(), s));  // the label gets no gradient
+  if (y.size() == 0) return;
+  const int64_t per_row = label.size() / label.shape()[0];
+  const double scale = p.get<RegressionOutputParams>().grad_scale / static_cast<double>(per_row);
+  check_launch(p, cu::softmax_output_grad_dense(f(y), f(label), fw(out[0]), y.size(), scale, s));
+}
+
 // ---- reductions ----
 
 // sum / mean over any set of axes: one pass per run of adjacent reduced axes, the last run
@@ -653,6 +665,13 @@ void register_cuda_kernels() {
   register_kernel("_copyto", kGPU, gpu_kernel<copy, Operands::kCopy>);
   register_kernel("Cast", kGPU, gpu_kernel<cast, Operands::kAnyDtype>);
   register_kernel("_copy", kGPU, gpu_kernel<copy>);
+  // Operators whose kernel is a copy (a new shape over the same elements, or the identity).
+  for (const char* name : {"Reshape", "Flatten", "expand_dims", "squeeze", "_backward_copy",
+                           "_backward_reshape", "LinearRegressionOutput"}) {
+    register_kernel(name, kGPU, gpu_kernel<copy>);
+  }
+  register_kernel("_backward_cast", kGPU, gpu_kernel<cast, Operands::kAnyDtype>);
+  register_kernel("_backward_linear_reg_out", kGPU, gpu_kernel<linear_reg_backward>);
   register_kernel("sum", kGPU, gpu_kernel<reduce<false>>);
   register_kernel("mean", kGPU, gpu_kernel<reduce<true>>);
   register_kernel("softmax", kGPU, gpu_kernel<softmax<false>>);
