@@ -1,8 +1,10 @@
 // The CUDA backend against the CPU (docs/cuda.md): every CUDA kernel's result matches the CPU
 // kernel's within float32 tolerance; the allocator pools and reports to the memory profiler;
 // copies between cpu and gpu follow the engine's dependency rules. Skipped without a GPU.
-#include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
+#ifdef NANOMX_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
 
 #include <cmath>
 #include <cstdint>
@@ -425,9 +427,11 @@ TEST_F(Gpu, CpuPinnedIsPageLockedAndCopies) {
   storage::DeviceAllocator& a = storage::allocator_for(DeviceType::kCPUPinned);
   EXPECT_STREQ(a.name(), "cpu pinned (CUDA)");
   storage::Block b = storage::allocate(1000, pinned);
+#ifdef NANOMX_HAVE_CUDA
   cudaPointerAttributes attributes{};
   ASSERT_EQ(cudaPointerGetAttributes(&attributes, b.data), cudaSuccess);
   EXPECT_EQ(attributes.type, cudaMemoryTypeHost);
+#endif
   void* first = b.data;
   storage::release(b);
   storage::Block again = storage::allocate(1000, pinned);
