@@ -228,6 +228,30 @@ TEST_F(Gpu, Reductions) {
   }
 }
 
+// The gradients autograd and the executor use for reductions, broadcasts and softmax.
+TEST_F(Gpu, ReductionBroadcastAndSoftmaxGradients) {
+  const NDArray data = random_array(Shape{4, 5, 6}, 110);
+  for (const char* op : {"_backward_sum", "_backward_mean"}) {
+    compare(op, {random_array(Shape{4, 6}, 111), data}, {{"axis", "1"}});
+    compare(op, {random_array(Shape{4, 1, 6}, 112), data}, {{"axis", "1"}, {"keepdims", "True"}});
+    compare(op, {random_array(Shape{1}, 113), data}, {});
+    compare(op, {random_array(Shape{5}, 114), data}, {{"axis", "(0, 2)"}});
+    compare(op, {random_array(Shape{5}, 115), data}, {{"axis", "1"}, {"exclude", "True"}}, 1e-4f,
+            1e-5f);
+  }
+  compare("_broadcast_backward", {data, random_array(Shape{5, 1}, 116)}, {});
+  compare("_broadcast_backward", {data, random_array(Shape{4, 1, 6}, 117)}, {});
+  compare("_broadcast_backward", {data, random_array(Shape{4, 5, 6}, 118)}, {});
+  const NDArray x = random_array(Shape{8, 10}, 119, -3.f, 3.f);
+  const NDArray dy = random_array(Shape{8, 10}, 120);
+  for (const char* axis : {"-1", "0"}) {
+    const NDArray y = ops::invoke("softmax", std::vector<NDArray>{x}, {{"axis", axis}})[0];
+    compare("_backward_softmax", {dy, y}, {{"axis", axis}});
+    const NDArray ly = ops::invoke("log_softmax", std::vector<NDArray>{x}, {{"axis", axis}})[0];
+    compare("_backward_log_softmax", {dy, ly}, {{"axis", axis}, {"temperature", "2"}});
+  }
+}
+
 TEST_F(Gpu, Softmax) {
   const NDArray a = random_array(Shape{8, 10}, 7, -5.f, 5.f);
   compare("softmax", {a}, {});

@@ -251,24 +251,12 @@ void linear_reg_backward(const ParsedParams& p, std::span<const NDArray> in,
 
 // sum / mean over any set of axes: one pass per run of adjacent reduced axes, the last run
 // first; the intermediate results live in stream-ordered memory (cudaMallocAsync).
-template <bool kMean>
-void reduce(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out,
-            cudaStream_t s) {
-  const auto& r = p.get<ReduceParams>();
-  const ReduceSpec spec = reduce_spec(p.op(), r.axis, r.keepdims, r.exclude, in[0].shape());
-  const Shape& is = in[0].shape();
-  std::vector<int64_t> dims(is.begin(), is.end());
-  std::vector<bool> reduced = spec.reduced;
-  int64_t total = 1;
-  for (size_t d = 0; d < dims.size(); ++d) {
-    if (reduced[d]) total *= dims[d];
-  }
-  if (out[0].size() == 0) return;
-  if (in[0].size() == 0) {  // empty sums are 0, empty means NaN (as numpy)
-    check_launch(p, cu::fill(fw(out[0]), kMean ? NAN : 0.0, out[0].size(), s));
-    return;
-  }
-  cu::ConstTensor src = f(in[0]);
+// Sums x (of shape `dims`) over the axes marked in `reduced` into `out` (scaled by `scale`):
+// one pass per run of adjacent reduced axes, the last run first; the intermediate results live
+// in stream-ordered memory (cudaMallocAsync). No axis reduced: a copy.
+void sum_axes(const ParsedParams& p, cu::ConstTensor x, std::vector<int64_t> dims,
+              std::vector<bool> reduced, const NDArray& out, double scale, cudaStream_t s) {
+  cu::ConstTensor src = x;
   std::vector<void*> temps;
   auto free_temps = [&] {
     for (void* t : temps) (void)cudaFreeAsync(t, s);
@@ -288,8 +276,8 @@ void reduce(const ParsedParams& p, std::span<const NDArray> in, std::span<const 
       dims.erase(dims.begin() + a, dims.begin() + b);
       reduced.erase(reduced.begin() + a, reduced.begin() + b);
       bool last = true;
-      for (bool x : reduced) last = last && !x;
-      cu::Tensor dst = fw(out[0]);
+      for (bool r : reduced) last = last && !r;
+      cu::Tensor dst = fw(out);
       if (!last) {
         void* t = nullptr;
         NANOMX_CUDA_CALL(
@@ -297,20 +285,97 @@ void reduce(const ParsedParams& p, std::span<const NDArray> in, std::span<const 
         temps.push_back(t);
         dst.data = t;
       }
-      const double scale = last && kMean ? 1.0 / static_cast<double>(total) : 1.0;
-      check_launch(p, cu::reduce_sum(src, dst, outer, len, inner, scale, s));
+      check_launch(p, cu::reduce_sum(src, dst, outer, len, inner, last ? scale : 1.0, s));
       src = dst;
       any = true;
     }
-    if (!any) {  // no axis reduced: a copy
+    if (!any) {
       NANOMX_CUDA_CALL(
-          cudaMemcpyAsync(out[0].data(), src.data, out[0].nbytes(), cudaMemcpyDeviceToDevice, s));
+          cudaMemcpyAsync(out.data(), src.data, out.nbytes(), cudaMemcpyDeviceToDevice, s));
     }
   } catch (...) {
     free_temps();
     throw;
   }
   free_temps();
+}
+
+// sum / mean over any set of axes.
+template <bool kMean>
+void reduce(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out,
+            cudaStream_t s) {
+  const auto& r = p.get<ReduceParams>();
+  const Shape& is = in[0].shape();
+  const ReduceSpec spec = reduce_spec(p.op(), r.axis, r.keepdims, r.exclude, is);
+  int64_t total = 1;
+  for (int d = 0; d < is.ndim(); ++d) {
+    if (spec.reduced[static_cast<size_t>(d)]) total *= is[d];
+  }
+  if (out[0].size() == 0) return;
+  if (in[0].size() == 0) {  // empty sums are 0, empty means NaN (as numpy)
+    check_launch(p, cu::fill(fw(out[0]), kMean ? NAN : 0.0, out[0].size(), s));
+    return;
+  }
+  sum_axes(p, f(in[0]), std::vector<int64_t>(is.begin(), is.end()), spec.reduced, out[0],
+           kMean ? 1.0 / static_cast<double>(total) : 1.0, s);
+}
+
+// _backward_sum / _backward_mean (dy, data) -> d_data: dy spread over the reduced axes
+// (divided by their size for mean).
+template <bool kMean>
+void reduce_backward(const ParsedParams& p, std::span<const NDArray> in,
+                     std::span<const NDArray> out, cudaStream_t s) {
+  const auto& r = p.get<ReduceParams>();
+  const Shape& shape = in[1].shape();
+  const ReduceSpec spec = reduce_spec(p.op(), r.axis, r.keepdims, r.exclude, shape);
+  NANOMX_CHECK(shape.ndim() <= cu::kMaxDims)
+      << p.op() << ": " << shape.ndim() << " axes; the CUDA kernel handles up to " << cu::kMaxDims;
+  const double scale = kMean && shape.size() > 0 ? static_cast<double>(spec.kept.size()) /
+                                                       static_cast<double>(shape.size())
+                                                 : 1.0;
+  cu::Broadcast bc;
+  bc.ndim = shape.ndim();
+  const auto kept_strides = spec.kept.strides();
+  for (int d = 0; d < shape.ndim(); ++d) {
+    bc.shape[d] = shape[d];
+    bc.a_strides[d] = spec.kept[d] == 1 ? 0 : kept_strides[static_cast<size_t>(d)];
+  }
+  check_launch(p, cu::broadcast_scaled(f(in[0]), fw(out[0]), out[0].size(), bc, scale, s));
+}
+
+// _broadcast_backward (dy, input) -> d_input: dy summed down to the input's shape (aligned on
+// the right; the axes the forward broadcast are summed).
+void broadcast_backward(const ParsedParams& p, std::span<const NDArray> in,
+                        std::span<const NDArray> out, cudaStream_t s) {
+  const Shape &full = in[0].shape(), &part = in[1].shape();
+  if (out[0].size() == 0) return;
+  std::vector<int64_t> dims(full.begin(), full.end());
+  std::vector<bool> reduced(dims.size(), false);
+  const int lead = full.ndim() - part.ndim();
+  for (int d = 0; d < full.ndim(); ++d) {
+    reduced[static_cast<size_t>(d)] = d < lead || (part[d - lead] == 1 && full[d] != 1);
+  }
+  if (in[0].size() == 0) {
+    check_launch(p, cu::fill(fw(out[0]), 0.0, out[0].size(), s));
+    return;
+  }
+  sum_axes(p, f(in[0]), std::move(dims), std::move(reduced), out[0], 1.0, s);
+}
+
+// _backward_softmax / _backward_log_softmax / _backward_softmin: (dy, y) or (dy, x, y).
+template <int kKind>
+void softmax_backward(const ParsedParams& p, std::span<const NDArray> in,
+                      std::span<const NDArray> out, cudaStream_t s) {
+  const auto& sp = p.get<SoftmaxParams>();
+  const NDArray& y = in.back();
+  const Shape& sh = y.shape();
+  if (y.size() == 0) return;
+  const int axis = normalize_axis(sp.axis, sh.ndim(), p.op().c_str());
+  int64_t outer = 1, inner = 1;
+  for (int d = 0; d < axis; ++d) outer *= sh[d];
+  for (int d = axis + 1; d < sh.ndim(); ++d) inner *= sh[d];
+  check_launch(p, cu::softmax_grad(kKind, f(in[0]), f(y), fw(out[0]), outer, sh[axis], inner,
+                                   sp.temperature, s));
 }
 
 // softmax / log_softmax along an axis.
@@ -673,6 +738,12 @@ void register_cuda_kernels() {
   register_kernel("_backward_cast", kGPU, gpu_kernel<cast, Operands::kAnyDtype>);
   register_kernel("_backward_linear_reg_out", kGPU, gpu_kernel<linear_reg_backward>);
   register_kernel("sum", kGPU, gpu_kernel<reduce<false>>);
+  register_kernel("_backward_sum", kGPU, gpu_kernel<reduce_backward<false>>);
+  register_kernel("_backward_mean", kGPU, gpu_kernel<reduce_backward<true>>);
+  register_kernel("_broadcast_backward", kGPU, gpu_kernel<broadcast_backward>);
+  register_kernel("_backward_softmax", kGPU, gpu_kernel<softmax_backward<0>>);
+  register_kernel("_backward_log_softmax", kGPU, gpu_kernel<softmax_backward<1>>);
+  register_kernel("_backward_softmin", kGPU, gpu_kernel<softmax_backward<2>>);
   register_kernel("mean", kGPU, gpu_kernel<reduce<true>>);
   register_kernel("softmax", kGPU, gpu_kernel<softmax<false>>);
   register_kernel("log_softmax", kGPU, gpu_kernel<softmax<true>>);

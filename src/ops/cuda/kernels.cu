@@ -275,6 +275,49 @@ __global__ void softmax_kernel(const T* x, T* out, int64_t outer, int64_t len, i
   }
 }
 
+// One block per (outer, inner) row: the row's sum of dy (log) or dy * y, then the gradient.
+template <typename T>
+__global__ void softmax_grad_kernel(int kind, const T* dy, const T* y, T* dx, int64_t outer,
+                                    int64_t len, int64_t inner, double temperature) {
+  __shared__ double partial[kThreads];
+  for (int64_t e = blockIdx.x; e < outer * inner; e += gridDim.x) {
+    const int64_t base = (e / inner) * len * inner + e % inner;
+    double sum = 0;
+    for (int64_t j = threadIdx.x; j < len; j += blockDim.x) {
+      const int64_t i = base + j * inner;
+      sum += kind == 1 ? double(widen(dy[i])) : double(widen(dy[i])) * double(widen(y[i]));
+    }
+    partial[threadIdx.x] = sum;
+    __syncthreads();
+    for (int s = blockDim.x / 2; s > 0; s /= 2) {
+      if (threadIdx.x < s) partial[threadIdx.x] += partial[threadIdx.x + s];
+      __syncthreads();
+    }
+    sum = partial[0];
+    __syncthreads();
+    for (int64_t j = threadIdx.x; j < len; j += blockDim.x) {
+      const int64_t i = base + j * inner;
+      const double g = widen(dy[i]), yi = widen(y[i]);
+      const double v = kind == 1   ? (g - exp(yi) * sum) / temperature
+                       : kind == 2 ? -yi * (g - sum) / temperature
+                                   : yi * (g - sum) / temperature;
+      dx[i] = narrow<T>(static_cast<Acc<T>>(v));
+    }
+  }
+}
+
+template <typename T>
+__global__ void broadcast_scaled_kernel(const T* x, T* out, int64_t n, Broadcast bc, double scale) {
+  NANOMX_CUDA_LOOP(i, n) {
+    int64_t rest = i, ix = 0;
+    for (int d = bc.ndim - 1; d >= 0; --d) {
+      ix += (rest % bc.shape[d]) * bc.a_strides[d];
+      rest /= bc.shape[d];
+    }
+    out[i] = narrow<T>(static_cast<Acc<T>>(double(widen(x[ix])) * scale));
+  }
+}
+
 template <typename T>
 __global__ void add_bias_kernel(T* out, const T* bias, int64_t m, int64_t n) {
   NANOMX_CUDA_LOOP(i, m * n) { out[i] = narrow<T>(widen(out[i]) + widen(bias[i % n])); }
@@ -551,6 +594,32 @@ cudaError_t softmax(ConstTensor x, Tensor out, int64_t outer, int64_t len, int64
       using T = decltype(tag);
       softmax_kernel<T><<<blocks, kThreads, 0, stream>>>(as<T>(x), as<T>(out), outer, len, inner,
                                                          temperature, log);
+    });
+  }
+  return cudaGetLastError();
+}
+
+cudaError_t softmax_grad(int kind, ConstTensor dy, ConstTensor y, Tensor dx, int64_t outer,
+                         int64_t len, int64_t inner, double temperature, cudaStream_t stream) {
+  const int64_t rows = outer * inner;
+  if (rows > 0 && len > 0) {
+    const unsigned blocks = static_cast<unsigned>(rows < 65535 * 8 ? rows : 65535 * 8);
+    dispatch(dx.elem, [&](auto tag) {
+      using T = decltype(tag);
+      softmax_grad_kernel<T><<<blocks, kThreads, 0, stream>>>(kind, as<T>(dy), as<T>(y), as<T>(dx),
+                                                              outer, len, inner, temperature);
+    });
+  }
+  return cudaGetLastError();
+}
+
+cudaError_t broadcast_scaled(ConstTensor x, Tensor out, int64_t n, const Broadcast& bc,
+                             double scale, cudaStream_t stream) {
+  if (n > 0) {
+    dispatch(out.elem, [&](auto tag) {
+      using T = decltype(tag);
+      broadcast_scaled_kernel<T>
+          <<<grid_for(n), kThreads, 0, stream>>>(as<T>(x), as<T>(out), n, bc, scale);
     });
   }
   return cudaGetLastError();

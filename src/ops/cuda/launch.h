@@ -73,6 +73,13 @@ cudaError_t reduce_sum(ConstTensor x, Tensor out, int64_t outer, int64_t len, in
 // Softmax along the middle axis of (outer, len, inner), of x / temperature; log: log_softmax.
 cudaError_t softmax(ConstTensor x, Tensor out, int64_t outer, int64_t len, int64_t inner,
                     double temperature, bool log, cudaStream_t stream);
+// The gradient of softmax (kind 0), log_softmax (1) or softmin (2) along the middle axis of
+// (outer, len, inner), from dy and the forward output y, as the CPU kernel.
+cudaError_t softmax_grad(int kind, ConstTensor dy, ConstTensor y, Tensor dx, int64_t outer,
+                         int64_t len, int64_t inner, double temperature, cudaStream_t stream);
+// out[i] = scale * x[index of i by bc.a_strides]: x broadcast to out's shape (bc.shape).
+cudaError_t broadcast_scaled(ConstTensor x, Tensor out, int64_t n, const Broadcast& bc,
+                             double scale, cudaStream_t stream);
 // out[i * n + j] += bias[j] for i < m
 cudaError_t add_bias(Tensor out, ConstTensor bias, int64_t m, int64_t n, cudaStream_t stream);
 // dx = dy * f'(v)
