@@ -252,6 +252,27 @@ TEST_F(Gpu, ReductionBroadcastAndSoftmaxGradients) {
   }
 }
 
+// The binary operators' gradients, same shapes and broadcast (summed back to each input).
+TEST_F(Gpu, BinaryGradients) {
+  const NDArray dy = random_array(Shape{4, 5, 6}, 130);
+  const NDArray l = random_array(Shape{4, 5, 6}, 131, 0.5f, 2.f);
+  const NDArray r = random_array(Shape{4, 5, 6}, 132, 0.5f, 2.f);
+  compare("_backward_sub", {dy}, {});
+  for (const char* op : {"_backward_mul", "_backward_div", "_backward_power", "_backward_maximum",
+                         "_backward_minimum", "_backward_hypot", "_backward_mod"}) {
+    compare(op, {dy, l, r}, {}, 1e-4f, 1e-5f);
+  }
+  const NDArray row = random_array(Shape{5, 1}, 133, 0.5f, 2.f);
+  const NDArray col = random_array(Shape{4, 1, 6}, 134, 0.5f, 2.f);
+  for (const char* op :
+       {"_backward_broadcast_add", "_backward_broadcast_sub", "_backward_broadcast_mul",
+        "_backward_broadcast_div", "_backward_broadcast_power", "_backward_broadcast_maximum",
+        "_backward_broadcast_minimum", "_backward_broadcast_hypot"}) {
+    compare(op, {dy, l, row}, {}, 1e-4f, 1e-5f);
+    compare(op, {dy, col, row}, {}, 1e-4f, 1e-5f);
+  }
+}
+
 TEST_F(Gpu, Softmax) {
   const NDArray a = random_array(Shape{8, 10}, 7, -5.f, 5.f);
   compare("softmax", {a}, {});

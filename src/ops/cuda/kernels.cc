@@ -96,6 +96,16 @@ cu::Elem elem_of(DType t) {
 cu::ConstTensor f(const NDArray& a) { return {a.data(), elem_of(a.dtype())}; }
 cu::Tensor fw(const NDArray& a) { return {a.data(), elem_of(a.dtype())}; }
 
+// The element strides of `part` over `full` (aligned on the right): 0 on the axes `part`
+// broadcasts along.
+void broadcast_strides_into(const Shape& part, const Shape& full, int64_t* strides) {
+  const auto own = part.strides();
+  for (int d = 0; d < full.ndim(); ++d) {
+    const int i = d - (full.ndim() - part.ndim());
+    strides[d] = i < 0 || (part[i] == 1 && full[d] != 1) ? 0 : own[static_cast<size_t>(i)];
+  }
+}
+
 // ---- elementwise ----
 
 template <cu::BinaryOp Op>
@@ -111,15 +121,8 @@ void binary(const ParsedParams& p, std::span<const NDArray> in, std::span<const 
       << cu::kMaxDims;
   cu::Broadcast bc;
   bc.ndim = os.ndim();
-  for (size_t k = 0; k < 2; ++k) {
-    const Shape& is = in[k].shape();
-    const auto strides = is.strides();
-    int64_t* dst = k == 0 ? bc.a_strides : bc.b_strides;
-    for (int d = 0; d < os.ndim(); ++d) {
-      const int i = d - (os.ndim() - is.ndim());
-      dst[d] = i < 0 || (is[i] == 1 && os[d] != 1) ? 0 : strides[static_cast<size_t>(i)];
-    }
-  }
+  broadcast_strides_into(in[0].shape(), os, bc.a_strides);
+  broadcast_strides_into(in[1].shape(), os, bc.b_strides);
   for (int d = 0; d < os.ndim(); ++d) bc.shape[d] = os[d];
   check_launch(p, cu::binary_broadcast(Op, f(in[0]), f(in[1]), fw(out[0]), out[0].size(), bc, s));
 }
@@ -251,6 +254,16 @@ void linear_reg_backward(const ParsedParams& p, std::span<const NDArray> in,
 
 // sum / mean over any set of axes: one pass per run of adjacent reduced axes, the last run
 // first; the intermediate results live in stream-ordered memory (cudaMallocAsync).
+// The axes of `full` that `part` (aligned on the right) broadcast along: summed for its gradient.
+std::vector<bool> broadcast_axes(const Shape& part, const Shape& full) {
+  std::vector<bool> reduced(static_cast<size_t>(full.ndim()), false);
+  const int lead = full.ndim() - part.ndim();
+  for (int d = 0; d < full.ndim(); ++d) {
+    reduced[static_cast<size_t>(d)] = d < lead || (part[d - lead] == 1 && full[d] != 1);
+  }
+  return reduced;
+}
+
 // Sums x (of shape `dims`) over the axes marked in `reduced` into `out` (scaled by `scale`):
 // one pass per run of adjacent reduced axes, the last run first; the intermediate results live
 // in stream-ordered memory (cudaMallocAsync). No axis reduced: a copy.
@@ -349,17 +362,59 @@ void broadcast_backward(const ParsedParams& p, std::span<const NDArray> in,
                         std::span<const NDArray> out, cudaStream_t s) {
   const Shape &full = in[0].shape(), &part = in[1].shape();
   if (out[0].size() == 0) return;
-  std::vector<int64_t> dims(full.begin(), full.end());
-  std::vector<bool> reduced(dims.size(), false);
-  const int lead = full.ndim() - part.ndim();
-  for (int d = 0; d < full.ndim(); ++d) {
-    reduced[static_cast<size_t>(d)] = d < lead || (part[d - lead] == 1 && full[d] != 1);
-  }
   if (in[0].size() == 0) {
     check_launch(p, cu::fill(fw(out[0]), 0.0, out[0].size(), s));
     return;
   }
-  sum_axes(p, f(in[0]), std::move(dims), std::move(reduced), out[0], 1.0, s);
+  sum_axes(p, f(in[0]), std::vector<int64_t>(full.begin(), full.end()), broadcast_axes(part, full),
+           out[0], 1.0, s);
+}
+
+// The binary operators' gradients (dy[, lhs, rhs]) -> (d_lhs, d_rhs): the partials at full
+// size, then, where an input was broadcast, summed down to its shape (sum_axes).
+template <cu::BinaryGradOp Op>
+void binary_backward(const ParsedParams& p, std::span<const NDArray> in,
+                     std::span<const NDArray> out, cudaStream_t s) {
+  const NDArray& dy = in[0];
+  const Shape& full = dy.shape();
+  const bool inputs = in.size() == 3;
+  const Shape& sl = inputs ? in[1].shape() : full;
+  const Shape& sr = inputs ? in[2].shape() : full;
+  NANOMX_CHECK(full.ndim() <= cu::kMaxDims)
+      << p.op() << ": " << full.ndim() << " axes; the CUDA kernel handles up to " << cu::kMaxDims;
+  cu::Broadcast bc;
+  bc.ndim = full.ndim();
+  for (int d = 0; d < full.ndim(); ++d) bc.shape[d] = full[d];
+  broadcast_strides_into(sl, full, bc.a_strides);
+  broadcast_strides_into(sr, full, bc.b_strides);
+  const cu::ConstTensor l = inputs ? f(in[1]) : cu::ConstTensor{nullptr, f(dy).elem};
+  const cu::ConstTensor r = inputs ? f(in[2]) : cu::ConstTensor{nullptr, f(dy).elem};
+  const int64_t n = dy.size();
+  if (sl == full && sr == full) {
+    check_launch(p, cu::binary_grad(Op, f(dy), l, r, fw(out[0]), fw(out[1]), n, bc, s));
+    return;
+  }
+  if (n == 0) {
+    check_launch(p, cu::fill(fw(out[0]), 0.0, out[0].size(), s));
+    check_launch(p, cu::fill(fw(out[1]), 0.0, out[1].size(), s));
+    return;
+  }
+  const size_t bytes = static_cast<size_t>(n) * cu::elem_size(f(dy).elem);
+  void* temp = nullptr;
+  NANOMX_CUDA_CALL(cudaMallocAsync(&temp, 2 * bytes, s));
+  cu::Tensor pl = fw(out[0]), pr = fw(out[1]);
+  pl.data = temp;
+  pr.data = static_cast<char*>(temp) + bytes;
+  try {
+    check_launch(p, cu::binary_grad(Op, f(dy), l, r, pl, pr, n, bc, s));
+    const std::vector<int64_t> dims(full.begin(), full.end());
+    sum_axes(p, pl, dims, broadcast_axes(sl, full), out[0], 1.0, s);
+    sum_axes(p, pr, dims, broadcast_axes(sr, full), out[1], 1.0, s);
+  } catch (...) {
+    (void)cudaFreeAsync(temp, s);
+    throw;
+  }
+  NANOMX_CUDA_CALL(cudaFreeAsync(temp, s));
 }
 
 // _backward_softmax / _backward_log_softmax / _backward_softmin: (dy, y) or (dy, x, y).
@@ -742,6 +797,24 @@ void register_cuda_kernels() {
   register_kernel("_backward_mean", kGPU, gpu_kernel<reduce_backward<true>>);
   register_kernel("_broadcast_backward", kGPU, gpu_kernel<broadcast_backward>);
   register_kernel("_backward_softmax", kGPU, gpu_kernel<softmax_backward<0>>);
+  using G = cu::BinaryGradOp;
+  register_kernel("_backward_sub", kGPU, gpu_kernel<binary_backward<G::kSub>>);
+  register_kernel("_backward_mul", kGPU, gpu_kernel<binary_backward<G::kMul>>);
+  register_kernel("_backward_div", kGPU, gpu_kernel<binary_backward<G::kDiv>>);
+  register_kernel("_backward_power", kGPU, gpu_kernel<binary_backward<G::kPower>>);
+  register_kernel("_backward_maximum", kGPU, gpu_kernel<binary_backward<G::kMaximum>>);
+  register_kernel("_backward_minimum", kGPU, gpu_kernel<binary_backward<G::kMinimum>>);
+  register_kernel("_backward_hypot", kGPU, gpu_kernel<binary_backward<G::kHypot>>);
+  register_kernel("_backward_mod", kGPU, gpu_kernel<binary_backward<G::kMod>>);
+  register_kernel("_backward_broadcast_add", kGPU, gpu_kernel<binary_backward<G::kAdd>>);
+  register_kernel("_backward_broadcast_sub", kGPU, gpu_kernel<binary_backward<G::kSub>>);
+  register_kernel("_backward_broadcast_mul", kGPU, gpu_kernel<binary_backward<G::kMul>>);
+  register_kernel("_backward_broadcast_div", kGPU, gpu_kernel<binary_backward<G::kDiv>>);
+  register_kernel("_backward_broadcast_power", kGPU, gpu_kernel<binary_backward<G::kPower>>);
+  register_kernel("_backward_broadcast_maximum", kGPU, gpu_kernel<binary_backward<G::kMaximum>>);
+  register_kernel("_backward_broadcast_minimum", kGPU, gpu_kernel<binary_backward<G::kMinimum>>);
+  register_kernel("_backward_broadcast_hypot", kGPU, gpu_kernel<binary_backward<G::kHypot>>);
+  register_kernel("_backward_broadcast_mod", kGPU, gpu_kernel<binary_backward<G::kMod>>);
   register_kernel("_backward_log_softmax", kGPU, gpu_kernel<softmax_backward<1>>);
   register_kernel("_backward_softmin", kGPU, gpu_kernel<softmax_backward<2>>);
   register_kernel("mean", kGPU, gpu_kernel<reduce<true>>);

@@ -318,6 +318,61 @@ __global__ void broadcast_scaled_kernel(const T* x, T* out, int64_t n, Broadcast
   }
 }
 
+__device__ __forceinline__ void binary_partials(BinaryGradOp op, double l, double r, double& dl,
+                                                double& dr) {
+  switch (op) {
+    case BinaryGradOp::kAdd:
+      dl = 1, dr = 1;
+      break;
+    case BinaryGradOp::kSub:
+      dl = 1, dr = -1;
+      break;
+    case BinaryGradOp::kMul:
+      dl = r, dr = l;
+      break;
+    case BinaryGradOp::kDiv:
+      dl = 1 / r, dr = -l / (r * r);
+      break;
+    case BinaryGradOp::kPower:
+      dl = r * pow(l, r - 1), dr = pow(l, r) * log(l);
+      break;
+    case BinaryGradOp::kMaximum:
+      dl = l >= r ? 1 : 0, dr = l >= r ? 0 : 1;
+      break;
+    case BinaryGradOp::kMinimum:
+      dl = l <= r ? 1 : 0, dr = l <= r ? 0 : 1;
+      break;
+    case BinaryGradOp::kHypot: {
+      const double h = hypot(l, r);
+      dl = l / h, dr = r / h;
+      break;
+    }
+    case BinaryGradOp::kMod:
+      dl = 1, dr = -floor(l / r);
+      break;
+  }
+}
+
+template <typename T>
+__global__ void binary_grad_kernel(BinaryGradOp op, const T* dy, const T* l, const T* r, T* dl,
+                                   T* dr, int64_t n, Broadcast bc) {
+  NANOMX_CUDA_LOOP(i, n) {
+    int64_t rest = i, il = 0, ir = 0;
+    for (int d = bc.ndim - 1; d >= 0; --d) {
+      const int64_t c = rest % bc.shape[d];
+      rest /= bc.shape[d];
+      il += c * bc.a_strides[d];
+      ir += c * bc.b_strides[d];
+    }
+    double pl = 0, pr = 0;
+    binary_partials(op, l ? double(widen(l[il])) : 0.0, r ? double(widen(r[ir])) : 0.0, pl, pr);
+    const double g = widen(dy[i]);
+    // dl may share dy's buffer: dy[i] is read before either is written.
+    dr[i] = narrow<T>(static_cast<Acc<T>>(g * pr));
+    dl[i] = narrow<T>(static_cast<Acc<T>>(g * pl));
+  }
+}
+
 template <typename T>
 __global__ void add_bias_kernel(T* out, const T* bias, int64_t m, int64_t n) {
   NANOMX_CUDA_LOOP(i, m * n) { out[i] = narrow<T>(widen(out[i]) + widen(bias[i % n])); }
@@ -620,6 +675,18 @@ cudaError_t broadcast_scaled(ConstTensor x, Tensor out, int64_t n, const Broadca
       using T = decltype(tag);
       broadcast_scaled_kernel<T>
           <<<grid_for(n), kThreads, 0, stream>>>(as<T>(x), as<T>(out), n, bc, scale);
+    });
+  }
+  return cudaGetLastError();
+}
+
+cudaError_t binary_grad(BinaryGradOp op, ConstTensor dy, ConstTensor l, ConstTensor r, Tensor dl,
+                        Tensor dr, int64_t n, const Broadcast& bc, cudaStream_t stream) {
+  if (n > 0) {
+    dispatch(dy.elem, [&](auto tag) {
+      using T = decltype(tag);
+      binary_grad_kernel<T><<<grid_for(n), kThreads, 0, stream>>>(op, as<T>(dy), as<T>(l), as<T>(r),
+                                                                  as<T>(dl), as<T>(dr), n, bc);
     });
   }
   return cudaGetLastError();

@@ -80,6 +80,12 @@ cudaError_t softmax_grad(int kind, ConstTensor dy, ConstTensor y, Tensor dx, int
 // out[i] = scale * x[index of i by bc.a_strides]: x broadcast to out's shape (bc.shape).
 cudaError_t broadcast_scaled(ConstTensor x, Tensor out, int64_t n, const Broadcast& bc,
                              double scale, cudaStream_t stream);
+// The binary operators' partial derivatives (ops/backward_ops.cc's table).
+enum class BinaryGradOp { kAdd, kSub, kMul, kDiv, kPower, kMaximum, kMinimum, kHypot, kMod };
+// dl[i] = dy[i] * d(l op r)/dl and dr[i] = dy[i] * d/dr at l[bc.a_strides index], r[bc.b_strides
+// index], over the n elements of the output shape bc.shape (l and r may be null for kAdd/kSub).
+cudaError_t binary_grad(BinaryGradOp op, ConstTensor dy, ConstTensor l, ConstTensor r, Tensor dl,
+                        Tensor dr, int64_t n, const Broadcast& bc, cudaStream_t stream);
 // out[i * n + j] += bias[j] for i < m
 cudaError_t add_bias(Tensor out, ConstTensor bias, int64_t m, int64_t n, cudaStream_t stream);
 // dx = dy * f'(v)
