@@ -252,6 +252,17 @@ TEST_F(Gpu, ReductionBroadcastAndSoftmaxGradients) {
   }
 }
 
+// The unary operators' gradients, for the unary and scalar operators the GPU runs.
+TEST_F(Gpu, UnaryGradients) {
+  const NDArray dy = random_array(Shape{50}, 140);
+  const NDArray x = random_array(Shape{50}, 141, 0.2f, 0.9f);
+  for (const char* op : {"_backward_relu", "_backward_sigmoid", "_backward_tanh", "_backward_sqrt",
+                         "_backward_square", "_backward_log"}) {
+    compare(op, {dy, x}, {}, 1e-4f, 1e-5f);
+  }
+  compare("_backward_rdiv_scalar", {dy, x}, {{"scalar", "2.5"}}, 1e-4f, 1e-5f);
+}
+
 // The binary operators' gradients, same shapes and broadcast (summed back to each input).
 TEST_F(Gpu, BinaryGradients) {
   const NDArray dy = random_array(Shape{4, 5, 6}, 130);

@@ -370,6 +370,14 @@ void broadcast_backward(const ParsedParams& p, std::span<const NDArray> in,
            out[0], 1.0, s);
 }
 
+// _backward_<unary>(dy, v) = dy * d(v[, scalar]).
+template <cu::UnaryGradOp Op>
+void unary_backward(const ParsedParams& p, std::span<const NDArray> in,
+                    std::span<const NDArray> out, cudaStream_t s) {
+  const double scalar = Op == cu::UnaryGradOp::kRDivScalar ? p.get<ScalarParams>().scalar : 0.0;
+  check_launch(p, cu::unary_grad(Op, f(in[0]), f(in[1]), fw(out[0]), out[0].size(), scalar, s));
+}
+
 // The binary operators' gradients (dy[, lhs, rhs]) -> (d_lhs, d_rhs): the partials at full
 // size, then, where an input was broadcast, summed down to its shape (sum_axes).
 template <cu::BinaryGradOp Op>
@@ -797,6 +805,14 @@ void register_cuda_kernels() {
   register_kernel("_backward_mean", kGPU, gpu_kernel<reduce_backward<true>>);
   register_kernel("_broadcast_backward", kGPU, gpu_kernel<broadcast_backward>);
   register_kernel("_backward_softmax", kGPU, gpu_kernel<softmax_backward<0>>);
+  using UG = cu::UnaryGradOp;
+  register_kernel("_backward_relu", kGPU, gpu_kernel<unary_backward<UG::kRelu>>);
+  register_kernel("_backward_sigmoid", kGPU, gpu_kernel<unary_backward<UG::kSigmoid>>);
+  register_kernel("_backward_tanh", kGPU, gpu_kernel<unary_backward<UG::kTanh>>);
+  register_kernel("_backward_sqrt", kGPU, gpu_kernel<unary_backward<UG::kSqrt>>);
+  register_kernel("_backward_square", kGPU, gpu_kernel<unary_backward<UG::kSquare>>);
+  register_kernel("_backward_log", kGPU, gpu_kernel<unary_backward<UG::kLog>>);
+  register_kernel("_backward_rdiv_scalar", kGPU, gpu_kernel<unary_backward<UG::kRDivScalar>>);
   using G = cu::BinaryGradOp;
   register_kernel("_backward_sub", kGPU, gpu_kernel<binary_backward<G::kSub>>);
   register_kernel("_backward_mul", kGPU, gpu_kernel<binary_backward<G::kMul>>);

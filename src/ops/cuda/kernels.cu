@@ -318,6 +318,39 @@ __global__ void broadcast_scaled_kernel(const T* x, T* out, int64_t n, Broadcast
   }
 }
 
+template <typename T>
+__global__ void unary_grad_kernel(UnaryGradOp op, const T* dy, const T* v, T* dx, int64_t n,
+                                  double s) {
+  NANOMX_CUDA_LOOP(i, n) {
+    const double x = widen(v[i]);
+    double d = 0;
+    switch (op) {
+      case UnaryGradOp::kRelu:  // a NaN passes through, as MXNet's relu_grad
+        d = x != x ? x : (x > 0 ? 1.0 : 0.0);
+        break;
+      case UnaryGradOp::kSigmoid:
+        d = x * (1 - x);
+        break;
+      case UnaryGradOp::kTanh:
+        d = 1 - x * x;
+        break;
+      case UnaryGradOp::kSqrt:
+        d = 0.5 / x;
+        break;
+      case UnaryGradOp::kSquare:
+        d = 2 * x;
+        break;
+      case UnaryGradOp::kLog:
+        d = 1 / x;
+        break;
+      case UnaryGradOp::kRDivScalar:
+        d = -s / (x * x);
+        break;
+    }
+    dx[i] = narrow<T>(static_cast<Acc<T>>(double(widen(dy[i])) * d));
+  }
+}
+
 __device__ __forceinline__ void binary_partials(BinaryGradOp op, double l, double r, double& dl,
                                                 double& dr) {
   switch (op) {
@@ -675,6 +708,18 @@ cudaError_t broadcast_scaled(ConstTensor x, Tensor out, int64_t n, const Broadca
       using T = decltype(tag);
       broadcast_scaled_kernel<T>
           <<<grid_for(n), kThreads, 0, stream>>>(as<T>(x), as<T>(out), n, bc, scale);
+    });
+  }
+  return cudaGetLastError();
+}
+
+cudaError_t unary_grad(UnaryGradOp op, ConstTensor dy, ConstTensor v, Tensor dx, int64_t n,
+                       double s, cudaStream_t stream) {
+  if (n > 0) {
+    dispatch(dx.elem, [&](auto tag) {
+      using T = decltype(tag);
+      unary_grad_kernel<T>
+          <<<grid_for(n), kThreads, 0, stream>>>(op, as<T>(dy), as<T>(v), as<T>(dx), n, s);
     });
   }
   return cudaGetLastError();

@@ -80,6 +80,12 @@ cudaError_t softmax_grad(int kind, ConstTensor dy, ConstTensor y, Tensor dx, int
 // out[i] = scale * x[index of i by bc.a_strides]: x broadcast to out's shape (bc.shape).
 cudaError_t broadcast_scaled(ConstTensor x, Tensor out, int64_t n, const Broadcast& bc,
                              double scale, cudaStream_t stream);
+// The unary operators' derivatives (ops/backward_ops.cc's table) for the unary and scalar
+// operators the GPU runs: dx = dy * d(v, s), v the forward output (relu, sigmoid, tanh, sqrt)
+// or input (square, log, rdiv_scalar, whose s is the scalar).
+enum class UnaryGradOp { kRelu, kSigmoid, kTanh, kSqrt, kSquare, kLog, kRDivScalar };
+cudaError_t unary_grad(UnaryGradOp op, ConstTensor dy, ConstTensor v, Tensor dx, int64_t n,
+                       double s, cudaStream_t stream);
 // The binary operators' partial derivatives (ops/backward_ops.cc's table).
 enum class BinaryGradOp { kAdd, kSub, kMul, kDiv, kPower, kMaximum, kMinimum, kHypot, kMod };
 // dl[i] = dy[i] * d(l op r)/dl and dr[i] = dy[i] * d/dr at l[bc.a_strides index], r[bc.b_strides
