@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <initializer_list>
 #include <mutex>
 #include <thread>
 
@@ -956,41 +957,49 @@ NameId operator_category_of(const Profiler& p, NameId name) {
   return names().is_custom_operator(name) ? p.custom_operator_category : p.operator_category;
 }
 
-// The flow finishes an operator span starts with, at its begin: the push flow (started in
-// `push_category`, a flow pairing on category and id) and the dependency flow, each when
-// non-zero. Returns the record after them.
-Record* write_flow_finishes(const Profiler& p, Record* r, uint64_t begin_ticks, int slot,
-                            uint64_t flow_id, NameId push_category, uint64_t dependency_flow_id) {
-  if (flow_id != 0) {
-    *r++ = Record{begin_ticks, flow_id,
-                  p.flow_name, push_category,
+// A flow that ends where an operator span begins (written when `id` is non-zero); category 0:
+// the operator's own (a push flow is started in it, and a flow pairs on category and id).
+struct FlowFinish {
+  uint64_t id = 0;
+  NameId name = 0;
+  NameId category = 0;
+};
+
+// Writes the finishes with an id at r, for a span of `category` beginning at begin_ticks on
+// device row `slot`; returns the record after them.
+[[gnu::always_inline]] inline Record* write_flow_finishes(
+    Record* r, uint64_t begin_ticks, int slot, NameId category,
+    std::initializer_list<FlowFinish> finishes) {
+  for (const FlowFinish& f : finishes) {
+    if (f.id == 0) continue;
+    *r++ = Record{begin_ticks, f.id,
+                  f.name,      f.category ? f.category : category,
                   0,           RecordKind::kFlowFinish,
                   0,           static_cast<uint16_t>(slot)};
   }
-  if (dependency_flow_id != 0) {
-    *r++ = Record{begin_ticks,
-                  dependency_flow_id,
-                  p.dependency_name,
-                  p.dependency_name,
-                  0,
-                  RecordKind::kFlowFinish,
-                  0,
-                  static_cast<uint16_t>(slot)};
-  }
   return r;
 }
-}  // namespace
 
-void record_operator_packed(NameId name, int slot, uint64_t begin_ticks, uint64_t end_ticks,
-                            const int64_t* words, size_t num_words, uint64_t flow_id,
-                            uint64_t dependency_flow_id) {
-  Profiler& p = profiler();
-  ThreadBuffer* buffer = this_thread_buffer();
+[[gnu::always_inline]] inline uint32_t count_flows(std::initializer_list<FlowFinish> finishes) {
+  uint32_t n = 0;
+  for (const FlowFinish& f : finishes) n += f.id != 0 ? 1 : 0;
+  return n;
+}
+
+// An operator span (category "operator" or "Custom Operator") with its packed shape words and
+// the flows that end at its start, in one reservation of `buffer`; its duration goes to the
+// buffer's aggregate statistics. Inlined: it is the profiled operator's hot path, and its flow
+// lists are constants the compiler then unrolls.
+[[gnu::always_inline]] inline void append_operator(const Profiler& p, ThreadBuffer* buffer,
+                                                   NameId name, int slot, uint64_t begin_ticks,
+                                                   uint64_t end_ticks, const int64_t* words,
+                                                   size_t num_words,
+                                                   std::initializer_list<FlowFinish> finishes) {
   const NameId category = operator_category_of(p, name);
   const uint32_t extra = static_cast<uint32_t>(num_words / 4);
-  const uint32_t flows = (flow_id != 0 ? 1 : 0) + (dependency_flow_id != 0 ? 1 : 0);
+  const uint32_t flows = count_flows(finishes);
   if (Record* r = buffer->reserve(flows + 1 + extra, DropKind::kOperator)) {
-    r = write_flow_finishes(p, r, begin_ticks, slot, flow_id, category, dependency_flow_id);
+    r = write_flow_finishes(r, begin_ticks, slot, category, finishes);
     *r = Record{begin_ticks, end_ticks,
                 name,        category,
                 extra,       RecordKind::kOperator,
@@ -1003,6 +1012,16 @@ void record_operator_packed(NameId name, int slot, uint64_t begin_ticks, uint64_
   }
   if (active(detail::kAggregateBit))
     buffer->stats().add_duration(category, name, end_ticks - begin_ticks);
+}
+}  // namespace
+
+void record_operator_packed(NameId name, int slot, uint64_t begin_ticks, uint64_t end_ticks,
+                            const int64_t* words, size_t num_words, uint64_t flow_id,
+                            uint64_t dependency_flow_id) {
+  Profiler& p = profiler();
+  append_operator(
+      p, this_thread_buffer(), name, slot, begin_ticks, end_ticks, words, num_words,
+      {{flow_id, p.flow_name, 0}, {dependency_flow_id, p.dependency_name, p.dependency_name}});
 }
 
 void record_operator(NameId name, int slot, uint64_t begin_ticks, uint64_t end_ticks,
@@ -1017,12 +1036,14 @@ uint64_t record_operator_launch(NameId name, int slot, uint64_t begin_ticks, uin
   Profiler& p = profiler();
   ThreadBuffer* buffer = this_thread_buffer();
   const NameId category = p.operator_launch_category;
-  const uint32_t flows = (flow_id != 0 ? 1 : 0) + (dependency_flow_id != 0 ? 1 : 0);
+  // The push flow was started in the operator's category.
+  const std::initializer_list<FlowFinish> finishes = {
+      {flow_id, p.flow_name, operator_category_of(p, name)},
+      {dependency_flow_id, p.dependency_name, p.dependency_name}};
+  const uint32_t flows = count_flows(finishes);
   uint64_t launch_flow = 0;
   if (Record* r = buffer->reserve(flows + 2, DropKind::kOperator)) {
-    // The push flow was started in the operator's category.
-    r = write_flow_finishes(p, r, begin_ticks, slot, flow_id, operator_category_of(p, name),
-                            dependency_flow_id);
+    r = write_flow_finishes(r, begin_ticks, slot, category, finishes);
     *r++ = Record{begin_ticks, end_ticks,
                   name,        category,
                   0,           RecordKind::kOperator,
@@ -1054,31 +1075,8 @@ uint32_t DeviceRow::tid() const { return buffer_->tid(); }
 void DeviceRow::record_operator(NameId name, int slot, uint64_t begin_ticks, uint64_t end_ticks,
                                 const int64_t* words, size_t num_words, uint64_t launch_flow_id) {
   Profiler& p = profiler();
-  ThreadBuffer* buffer = buffer_.get();
-  const NameId category = operator_category_of(p, name);
-  const uint32_t extra = static_cast<uint32_t>(num_words / 4);
-  const uint32_t flows = launch_flow_id != 0 ? 1 : 0;
-  if (Record* r = buffer->reserve(flows + 1 + extra, DropKind::kOperator)) {
-    if (launch_flow_id != 0) {
-      *r++ = Record{begin_ticks,
-                    launch_flow_id,
-                    p.launch_name,
-                    p.launch_name,
-                    0,
-                    RecordKind::kFlowFinish,
-                    0,
-                    static_cast<uint16_t>(slot)};
-    }
-    *r = Record{begin_ticks, end_ticks,
-                name,        category,
-                extra,       RecordKind::kOperator,
-                0,           static_cast<uint16_t>(slot)};
-    auto* out = reinterpret_cast<int64_t*>(r + 1);
-    for (size_t i = 0; i < extra; ++i) std::memcpy(out + 4 * i, words + 4 * i, 4 * sizeof *words);
-    buffer->commit(flows + 1 + extra);
-  }
-  if (active(detail::kAggregateBit))
-    buffer->stats().add_duration(category, name, end_ticks - begin_ticks);
+  append_operator(p, buffer_.get(), name, slot, begin_ticks, end_ticks, words, num_words,
+                  {{launch_flow_id, p.launch_name, p.launch_name}});
 }
 
 uint64_t flow_start(NameId category, uint32_t mode_bits) {
