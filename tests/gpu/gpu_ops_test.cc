@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <fstream>
+#include <map>
 #include <random>
 #include <string>
 #include <tuple>
@@ -22,9 +23,29 @@
 #include "nanomx/ndarray.h"
 #include "nanomx/ops.h"
 #include "nanomx/storage.h"
+#include "ops/registry.h"
 
 namespace nanomx {
 namespace {
+
+#ifdef NANOMX_HAVE_CUDA
+// Registering a kernel under a name that is no operator, or twice for one operator, throws, and
+// that happens only where a GPU is visible: checked here, on every machine with the backend.
+TEST(CudaKernels, EveryRegistrationNamesAnOperatorOnce) {
+  std::map<const ops::Op*, std::string> seen;
+  size_t count = 0;
+  ops::for_each_cuda_kernel([&](std::string_view name, const ops::Kernel& kernel) {
+    ++count;
+    const ops::Op* op = ops::find_op(name);
+    ASSERT_NE(op, nullptr) << "a CUDA kernel for '" << name << "', which is no operator";
+    EXPECT_TRUE(static_cast<bool>(kernel)) << name;
+    const auto [it, fresh] = seen.emplace(op, std::string(name));
+    EXPECT_TRUE(fresh) << "'" << name << "' and '" << it->second << "' are one operator ("
+                       << op->name << "): its CUDA kernel would be registered twice";
+  });
+  EXPECT_GT(count, 150u);
+}
+#endif
 
 class Gpu : public ::testing::Test {
  protected:
@@ -252,15 +273,65 @@ TEST_F(Gpu, ReductionBroadcastAndSoftmaxGradients) {
   }
 }
 
-// The unary operators' gradients, for the unary and scalar operators the GPU runs.
+// Every unary math operator, on inputs in its domain.
+TEST_F(Gpu, UnaryMath) {
+  const NDArray unit = random_array(Shape{7, 9}, 150, 0.2f, 0.9f);
+  const NDArray wide = random_array(Shape{7, 9}, 151, -3.f, 3.f);
+  for (const char* op :
+       {"expm1",      "log1p",   "log2",    "log10",   "abs",     "rsqrt",  "cbrt",   "rcbrt",
+        "reciprocal", "sin",     "cos",     "tan",     "arcsin",  "arccos", "arctan", "sinh",
+        "cosh",       "arcsinh", "arctanh", "degrees", "radians", "erf",    "gamma",  "gammaln"}) {
+    compare(op, {unit}, {}, 1e-4f, 1e-5f);
+  }
+  compare("arccosh", {random_array(Shape{20}, 152, 1.2f, 3.f)}, {}, 1e-4f, 1e-5f);
+  for (const char* op : {"sign", "floor", "ceil", "round", "rint", "fix", "trunc", "abs"}) {
+    compare(op, {wide}, {});
+  }
+  const float halves[] = {-2.5f, -1.5f, -0.5f, 0.f, 0.5f, 1.5f, 2.5f};  // rint's and round's ties
+  NDArray ties(Shape{7}, Context::cpu(0));
+  ties.sync_copy_from_cpu(halves, sizeof halves);
+  for (const char* op : {"round", "rint", "fix", "logical_not"}) compare(op, {ties}, {});
+}
+
+// The binary operators beyond the four arithmetic ones: elementwise, broadcast and scalar forms.
+TEST_F(Gpu, BinaryMath) {
+  const NDArray a = random_array(Shape{4, 5}, 160, 0.5f, 2.f);
+  const NDArray b = random_array(Shape{4, 5}, 161, -2.f, 2.f);
+  const NDArray row = random_array(Shape{1, 5}, 162, 0.5f, 2.f);
+  for (const char* name :
+       {"power", "maximum", "minimum", "mod", "hypot", "equal", "not_equal", "greater",
+        "greater_equal", "lesser", "lesser_equal", "logical_and", "logical_or", "logical_xor"}) {
+    const std::string op = name;
+    compare("_" + op, {a, b}, {}, 1e-4f, 1e-5f);
+    compare("broadcast_" + op, {a, row}, {}, 1e-4f, 1e-5f);
+    compare("_" + op + "_scalar", {b}, {{"scalar", "1.5"}}, 1e-4f, 1e-5f);
+  }
+  compare("_rpower_scalar", {b}, {{"scalar", "1.5"}}, 1e-4f, 1e-5f);
+  compare("_rmod_scalar", {a}, {{"scalar", "3.25"}}, 1e-4f, 1e-5f);
+  compare("_equal_scalar", {b}, {{"scalar", "0"}});
+}
+
+// The unary and scalar operators' gradients (the whole table of ops/backward_ops.cc).
 TEST_F(Gpu, UnaryGradients) {
   const NDArray dy = random_array(Shape{50}, 140);
   const NDArray x = random_array(Shape{50}, 141, 0.2f, 0.9f);
-  for (const char* op : {"_backward_relu", "_backward_sigmoid", "_backward_tanh", "_backward_sqrt",
-                         "_backward_square", "_backward_log"}) {
+  for (const char* op :
+       {"_backward_relu",    "_backward_sigmoid",    "_backward_tanh",    "_backward_sqrt",
+        "_backward_rsqrt",   "_backward_cbrt",       "_backward_square",  "_backward_expm1",
+        "_backward_log",     "_backward_log1p",      "_backward_log2",    "_backward_log10",
+        "_backward_abs",     "_backward_reciprocal", "_backward_sin",     "_backward_cos",
+        "_backward_tan",     "_backward_arcsin",     "_backward_arccos",  "_backward_arctan",
+        "_backward_sinh",    "_backward_cosh",       "_backward_arcsinh", "_backward_arctanh",
+        "_backward_degrees", "_backward_radians",    "_backward_erf",     "_backward_rcbrt"}) {
     compare(op, {dy, x}, {}, 1e-4f, 1e-5f);
   }
-  compare("_backward_rdiv_scalar", {dy, x}, {{"scalar", "2.5"}}, 1e-4f, 1e-5f);
+  compare("_backward_arccosh", {dy, random_array(Shape{50}, 142, 1.2f, 3.f)}, {}, 1e-4f, 1e-5f);
+  for (const char* op :
+       {"_backward_rdiv_scalar", "_backward_power_scalar", "_backward_rpower_scalar",
+        "_backward_maximum_scalar", "_backward_minimum_scalar", "_backward_hypot_scalar",
+        "_backward_mod_scalar", "_backward_rmod_scalar"}) {
+    compare(op, {dy, x}, {{"scalar", "0.5"}}, 1e-4f, 1e-5f);
+  }
 }
 
 // The binary operators' gradients, same shapes and broadcast (summed back to each input).

@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/cuda_util.h"
@@ -144,11 +145,12 @@ void add_n(const ParsedParams& p, std::span<const NDArray> in, std::span<const N
   }
 }
 
-template <cu::ScalarOp Op>
+// x op s, or s op x (kReversed: _rminus_scalar, _rdiv_scalar, ...).
+template <cu::BinaryOp Op, bool kReversed>
 void scalar(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out,
             cudaStream_t s) {
-  check_launch(
-      p, cu::scalar(Op, f(in[0]), p.get<ScalarParams>().scalar, fw(out[0]), out[0].size(), s));
+  check_launch(p, cu::scalar(Op, kReversed, f(in[0]), p.get<ScalarParams>().scalar, fw(out[0]),
+                             out[0].size(), s));
 }
 
 template <cu::UnaryOp Op>
@@ -374,7 +376,8 @@ void broadcast_backward(const ParsedParams& p, std::span<const NDArray> in,
 template <cu::UnaryGradOp Op>
 void unary_backward(const ParsedParams& p, std::span<const NDArray> in,
                     std::span<const NDArray> out, cudaStream_t s) {
-  const double scalar = Op == cu::UnaryGradOp::kRDivScalar ? p.get<ScalarParams>().scalar : 0.0;
+  // The scalar operators' gradients (the table's last rows) read the forward call's scalar.
+  const double scalar = Op >= cu::UnaryGradOp::kRDivScalar ? p.get<ScalarParams>().scalar : 0.0;
   check_launch(p, cu::unary_grad(Op, f(in[0]), f(in[1]), fw(out[0]), out[0].size(), scalar, s));
 }
 
@@ -748,109 +751,207 @@ void fully_connected_backward(const ParsedParams& p, std::span<const NDArray> in
   gemm(p, f(dy), f(w), fw(out[0]), DotDims{m, n, k, false, false}, s);
 }
 
+// A binary operator's four names: broadcast_<op>, _<op> (elementwise), _<op>_scalar and, where
+// it exists, _r<op>_scalar.
+template <cu::BinaryOp Op>
+void register_binary_family(const std::function<void(std::string_view, Kernel)>& add,
+                            const std::string& name, bool reversed) {
+  add("broadcast_" + name, gpu_kernel<binary<Op>>);
+  add("_" + name, gpu_kernel<binary<Op>>);
+  add("_" + name + "_scalar", gpu_kernel<scalar<Op, false>>);
+  if (reversed) add("_r" + name + "_scalar", gpu_kernel<scalar<Op, true>>);
+}
+
 }  // namespace
 
-void register_cuda_kernels() {
-  if (num_gpus() == 0) return;  // without a GPU, gpu has no kernels (as a build without CUDA)
-  constexpr DeviceType kGPU = DeviceType::kGPU;
+void for_each_cuda_kernel(const std::function<void(std::string_view, Kernel)>& add) {
   using B = cu::BinaryOp;
-  using S = cu::ScalarOp;
   using U = cu::UnaryOp;
   for (const char* prefix : {"broadcast_", "elemwise_"}) {
     const std::string p = prefix;
-    register_kernel(p + "add", kGPU, gpu_kernel<binary<B::kAdd>>);
-    register_kernel(p + "sub", kGPU, gpu_kernel<binary<B::kSub>>);
-    register_kernel(p + "mul", kGPU, gpu_kernel<binary<B::kMul>>);
-    register_kernel(p + "div", kGPU, gpu_kernel<binary<B::kDiv>>);
+    add(p + "add", gpu_kernel<binary<B::kAdd>>);
+    add(p + "sub", gpu_kernel<binary<B::kSub>>);
+    add(p + "mul", gpu_kernel<binary<B::kMul>>);
+    add(p + "div", gpu_kernel<binary<B::kDiv>>);
   }
-  register_kernel("_grad_add", kGPU, gpu_kernel<binary<B::kAdd>>);
-  register_kernel("add_n", kGPU, gpu_kernel<add_n>);
-  register_kernel("_identity_with_attr_like_rhs", kGPU, gpu_kernel<copy>);
-  register_kernel("_plus_scalar", kGPU, gpu_kernel<scalar<S::kAdd>>);
-  register_kernel("_minus_scalar", kGPU, gpu_kernel<scalar<S::kSub>>);
-  register_kernel("_rminus_scalar", kGPU, gpu_kernel<scalar<S::kRSub>>);
-  register_kernel("_mul_scalar", kGPU, gpu_kernel<scalar<S::kMul>>);
-  register_kernel("_div_scalar", kGPU, gpu_kernel<scalar<S::kDiv>>);
-  register_kernel("_rdiv_scalar", kGPU, gpu_kernel<scalar<S::kRDiv>>);
-  register_kernel("negative", kGPU, gpu_kernel<unary<U::kNegative>>);
-  register_kernel("square", kGPU, gpu_kernel<unary<U::kSquare>>);
-  register_kernel("sqrt", kGPU, gpu_kernel<unary<U::kSqrt>>);
-  register_kernel("exp", kGPU, gpu_kernel<unary<U::kExp>>);
-  register_kernel("log", kGPU, gpu_kernel<unary<U::kLog>>);
-  register_kernel("relu", kGPU, gpu_kernel<unary<U::kRelu>>);
-  register_kernel("sigmoid", kGPU, gpu_kernel<unary<U::kSigmoid>>);
-  register_kernel("tanh", kGPU, gpu_kernel<unary<U::kTanh>>);
-  register_kernel("Activation", kGPU, gpu_kernel<activation>);
-  register_kernel("_backward_Activation", kGPU, gpu_kernel<activation_backward>);
-  register_kernel("_random_uniform", kGPU, gpu_kernel<random_sample<true>>);
-  register_kernel("_random_normal", kGPU, gpu_kernel<random_sample<false>>);
-  register_kernel("_zeros", kGPU, gpu_kernel<fill>);
-  register_kernel("_ones", kGPU, gpu_kernel<fill>);
-  register_kernel("_full", kGPU, gpu_kernel<fill>);
-  register_kernel("_zeros_without_dtype", kGPU, gpu_kernel<fill>);
-  register_kernel("zeros_like", kGPU, gpu_kernel<fill_like<0>>);
-  register_kernel("ones_like", kGPU, gpu_kernel<fill_like<1>>);
-  register_kernel("_copyto", kGPU, gpu_kernel<copy, Operands::kCopy>);
-  register_kernel("Cast", kGPU, gpu_kernel<cast, Operands::kAnyDtype>);
-  register_kernel("_copy", kGPU, gpu_kernel<copy>);
+  add("_grad_add", gpu_kernel<binary<B::kAdd>>);
+  add("add_n", gpu_kernel<add_n>);
+  add("_identity_with_attr_like_rhs", gpu_kernel<copy>);
+  add("_plus_scalar", gpu_kernel<scalar<B::kAdd, false>>);
+  add("_minus_scalar", gpu_kernel<scalar<B::kSub, false>>);
+  add("_rminus_scalar", gpu_kernel<scalar<B::kSub, true>>);
+  add("_mul_scalar", gpu_kernel<scalar<B::kMul, false>>);
+  add("_div_scalar", gpu_kernel<scalar<B::kDiv, false>>);
+  add("_rdiv_scalar", gpu_kernel<scalar<B::kDiv, true>>);
+  register_binary_family<B::kPower>(add, "power", true);
+  register_binary_family<B::kMaximum>(add, "maximum", false);
+  register_binary_family<B::kMinimum>(add, "minimum", false);
+  register_binary_family<B::kMod>(add, "mod", true);
+  register_binary_family<B::kHypot>(add, "hypot", false);
+  register_binary_family<B::kEqual>(add, "equal", false);
+  register_binary_family<B::kNotEqual>(add, "not_equal", false);
+  register_binary_family<B::kGreater>(add, "greater", false);
+  register_binary_family<B::kGreaterEqual>(add, "greater_equal", false);
+  register_binary_family<B::kLesser>(add, "lesser", false);
+  register_binary_family<B::kLesserEqual>(add, "lesser_equal", false);
+  register_binary_family<B::kLogicalAnd>(add, "logical_and", false);
+  register_binary_family<B::kLogicalOr>(add, "logical_or", false);
+  register_binary_family<B::kLogicalXor>(add, "logical_xor", false);
+  const std::pair<const char*, Kernel> unaries[] = {
+      {"negative", gpu_kernel<unary<U::kNegative>>},
+      {"square", gpu_kernel<unary<U::kSquare>>},
+      {"sqrt", gpu_kernel<unary<U::kSqrt>>},
+      {"exp", gpu_kernel<unary<U::kExp>>},
+      {"log", gpu_kernel<unary<U::kLog>>},
+      {"relu", gpu_kernel<unary<U::kRelu>>},
+      {"sigmoid", gpu_kernel<unary<U::kSigmoid>>},
+      {"tanh", gpu_kernel<unary<U::kTanh>>},
+      {"expm1", gpu_kernel<unary<U::kExpm1>>},
+      {"log1p", gpu_kernel<unary<U::kLog1p>>},
+      {"log2", gpu_kernel<unary<U::kLog2>>},
+      {"log10", gpu_kernel<unary<U::kLog10>>},
+      {"abs", gpu_kernel<unary<U::kAbs>>},
+      {"sign", gpu_kernel<unary<U::kSign>>},
+      {"rsqrt", gpu_kernel<unary<U::kRsqrt>>},
+      {"cbrt", gpu_kernel<unary<U::kCbrt>>},
+      {"rcbrt", gpu_kernel<unary<U::kRcbrt>>},
+      {"reciprocal", gpu_kernel<unary<U::kReciprocal>>},
+      {"sin", gpu_kernel<unary<U::kSin>>},
+      {"cos", gpu_kernel<unary<U::kCos>>},
+      {"tan", gpu_kernel<unary<U::kTan>>},
+      {"arcsin", gpu_kernel<unary<U::kArcsin>>},
+      {"arccos", gpu_kernel<unary<U::kArccos>>},
+      {"arctan", gpu_kernel<unary<U::kArctan>>},
+      {"sinh", gpu_kernel<unary<U::kSinh>>},
+      {"cosh", gpu_kernel<unary<U::kCosh>>},
+      {"arcsinh", gpu_kernel<unary<U::kArcsinh>>},
+      {"arccosh", gpu_kernel<unary<U::kArccosh>>},
+      {"arctanh", gpu_kernel<unary<U::kArctanh>>},
+      {"degrees", gpu_kernel<unary<U::kDegrees>>},
+      {"radians", gpu_kernel<unary<U::kRadians>>},
+      {"floor", gpu_kernel<unary<U::kFloor>>},
+      {"ceil", gpu_kernel<unary<U::kCeil>>},
+      {"round", gpu_kernel<unary<U::kRound>>},
+      {"rint", gpu_kernel<unary<U::kRint>>},
+      {"fix", gpu_kernel<unary<U::kTrunc>>},
+      {"trunc", gpu_kernel<unary<U::kTrunc>>},
+      {"erf", gpu_kernel<unary<U::kErf>>},
+      {"gamma", gpu_kernel<unary<U::kGamma>>},
+      {"gammaln", gpu_kernel<unary<U::kGammaln>>},
+      {"logical_not", gpu_kernel<unary<U::kLogicalNot>>},
+  };
+  for (const auto& [name, kernel] : unaries) add(name, kernel);
+  add("Activation", gpu_kernel<activation>);
+  add("_backward_Activation", gpu_kernel<activation_backward>);
+  add("_random_uniform", gpu_kernel<random_sample<true>>);
+  add("_random_normal", gpu_kernel<random_sample<false>>);
+  add("_zeros", gpu_kernel<fill>);
+  add("_ones", gpu_kernel<fill>);
+  add("_full", gpu_kernel<fill>);
+  add("_zeros_without_dtype", gpu_kernel<fill>);
+  add("zeros_like", gpu_kernel<fill_like<0>>);
+  add("ones_like", gpu_kernel<fill_like<1>>);
+  add("_copyto", gpu_kernel<copy, Operands::kCopy>);
+  add("Cast", gpu_kernel<cast, Operands::kAnyDtype>);
+  add("_copy", gpu_kernel<copy>);
   // Operators whose kernel is a copy (a new shape over the same elements, or the identity).
   for (const char* name : {"Reshape", "Flatten", "expand_dims", "squeeze", "_backward_copy",
                            "_backward_reshape", "LinearRegressionOutput"}) {
-    register_kernel(name, kGPU, gpu_kernel<copy>);
+    add(name, gpu_kernel<copy>);
   }
-  register_kernel("_backward_cast", kGPU, gpu_kernel<cast, Operands::kAnyDtype>);
-  register_kernel("_backward_linear_reg_out", kGPU, gpu_kernel<linear_reg_backward>);
-  register_kernel("sum", kGPU, gpu_kernel<reduce<false>>);
-  register_kernel("_backward_sum", kGPU, gpu_kernel<reduce_backward<false>>);
-  register_kernel("_backward_mean", kGPU, gpu_kernel<reduce_backward<true>>);
-  register_kernel("_broadcast_backward", kGPU, gpu_kernel<broadcast_backward>);
-  register_kernel("_backward_softmax", kGPU, gpu_kernel<softmax_backward<0>>);
+  add("_backward_cast", gpu_kernel<cast, Operands::kAnyDtype>);
+  add("_backward_linear_reg_out", gpu_kernel<linear_reg_backward>);
+  add("sum", gpu_kernel<reduce<false>>);
+  add("_backward_sum", gpu_kernel<reduce_backward<false>>);
+  add("_backward_mean", gpu_kernel<reduce_backward<true>>);
+  add("_broadcast_backward", gpu_kernel<broadcast_backward>);
+  add("_backward_softmax", gpu_kernel<softmax_backward<0>>);
   using UG = cu::UnaryGradOp;
-  register_kernel("_backward_relu", kGPU, gpu_kernel<unary_backward<UG::kRelu>>);
-  register_kernel("_backward_sigmoid", kGPU, gpu_kernel<unary_backward<UG::kSigmoid>>);
-  register_kernel("_backward_tanh", kGPU, gpu_kernel<unary_backward<UG::kTanh>>);
-  register_kernel("_backward_sqrt", kGPU, gpu_kernel<unary_backward<UG::kSqrt>>);
-  register_kernel("_backward_square", kGPU, gpu_kernel<unary_backward<UG::kSquare>>);
-  register_kernel("_backward_log", kGPU, gpu_kernel<unary_backward<UG::kLog>>);
-  register_kernel("_backward_rdiv_scalar", kGPU, gpu_kernel<unary_backward<UG::kRDivScalar>>);
+  const std::pair<const char*, Kernel> unary_gradients[] = {
+      {"_backward_relu", gpu_kernel<unary_backward<UG::kRelu>>},
+      {"_backward_sigmoid", gpu_kernel<unary_backward<UG::kSigmoid>>},
+      {"_backward_tanh", gpu_kernel<unary_backward<UG::kTanh>>},
+      {"_backward_sqrt", gpu_kernel<unary_backward<UG::kSqrt>>},
+      {"_backward_rsqrt", gpu_kernel<unary_backward<UG::kRsqrt>>},
+      {"_backward_cbrt", gpu_kernel<unary_backward<UG::kCbrt>>},
+      {"_backward_square", gpu_kernel<unary_backward<UG::kSquare>>},
+      {"_backward_expm1", gpu_kernel<unary_backward<UG::kExpm1>>},
+      {"_backward_log", gpu_kernel<unary_backward<UG::kLog>>},
+      {"_backward_log1p", gpu_kernel<unary_backward<UG::kLog1p>>},
+      {"_backward_log2", gpu_kernel<unary_backward<UG::kLog2>>},
+      {"_backward_log10", gpu_kernel<unary_backward<UG::kLog10>>},
+      {"_backward_abs", gpu_kernel<unary_backward<UG::kAbs>>},
+      {"_backward_reciprocal", gpu_kernel<unary_backward<UG::kReciprocal>>},
+      {"_backward_sin", gpu_kernel<unary_backward<UG::kSin>>},
+      {"_backward_cos", gpu_kernel<unary_backward<UG::kCos>>},
+      {"_backward_tan", gpu_kernel<unary_backward<UG::kTan>>},
+      {"_backward_arcsin", gpu_kernel<unary_backward<UG::kArcsin>>},
+      {"_backward_arccos", gpu_kernel<unary_backward<UG::kArccos>>},
+      {"_backward_arctan", gpu_kernel<unary_backward<UG::kArctan>>},
+      {"_backward_sinh", gpu_kernel<unary_backward<UG::kSinh>>},
+      {"_backward_cosh", gpu_kernel<unary_backward<UG::kCosh>>},
+      {"_backward_arcsinh", gpu_kernel<unary_backward<UG::kArcsinh>>},
+      {"_backward_arccosh", gpu_kernel<unary_backward<UG::kArccosh>>},
+      {"_backward_arctanh", gpu_kernel<unary_backward<UG::kArctanh>>},
+      {"_backward_degrees", gpu_kernel<unary_backward<UG::kDegrees>>},
+      {"_backward_radians", gpu_kernel<unary_backward<UG::kRadians>>},
+      {"_backward_erf", gpu_kernel<unary_backward<UG::kErf>>},
+      {"_backward_rcbrt", gpu_kernel<unary_backward<UG::kRcbrt>>},
+      {"_backward_rdiv_scalar", gpu_kernel<unary_backward<UG::kRDivScalar>>},
+      {"_backward_power_scalar", gpu_kernel<unary_backward<UG::kPowerScalar>>},
+      {"_backward_rpower_scalar", gpu_kernel<unary_backward<UG::kRPowerScalar>>},
+      {"_backward_maximum_scalar", gpu_kernel<unary_backward<UG::kMaximumScalar>>},
+      {"_backward_minimum_scalar", gpu_kernel<unary_backward<UG::kMinimumScalar>>},
+      {"_backward_hypot_scalar", gpu_kernel<unary_backward<UG::kHypotScalar>>},
+      {"_backward_mod_scalar", gpu_kernel<unary_backward<UG::kModScalar>>},
+      {"_backward_rmod_scalar", gpu_kernel<unary_backward<UG::kRModScalar>>},
+  };
+  for (const auto& [name, kernel] : unary_gradients) add(name, kernel);
   using G = cu::BinaryGradOp;
-  register_kernel("_backward_sub", kGPU, gpu_kernel<binary_backward<G::kSub>>);
-  register_kernel("_backward_mul", kGPU, gpu_kernel<binary_backward<G::kMul>>);
-  register_kernel("_backward_div", kGPU, gpu_kernel<binary_backward<G::kDiv>>);
-  register_kernel("_backward_power", kGPU, gpu_kernel<binary_backward<G::kPower>>);
-  register_kernel("_backward_maximum", kGPU, gpu_kernel<binary_backward<G::kMaximum>>);
-  register_kernel("_backward_minimum", kGPU, gpu_kernel<binary_backward<G::kMinimum>>);
-  register_kernel("_backward_hypot", kGPU, gpu_kernel<binary_backward<G::kHypot>>);
-  register_kernel("_backward_mod", kGPU, gpu_kernel<binary_backward<G::kMod>>);
-  register_kernel("_backward_broadcast_add", kGPU, gpu_kernel<binary_backward<G::kAdd>>);
-  register_kernel("_backward_broadcast_sub", kGPU, gpu_kernel<binary_backward<G::kSub>>);
-  register_kernel("_backward_broadcast_mul", kGPU, gpu_kernel<binary_backward<G::kMul>>);
-  register_kernel("_backward_broadcast_div", kGPU, gpu_kernel<binary_backward<G::kDiv>>);
-  register_kernel("_backward_broadcast_power", kGPU, gpu_kernel<binary_backward<G::kPower>>);
-  register_kernel("_backward_broadcast_maximum", kGPU, gpu_kernel<binary_backward<G::kMaximum>>);
-  register_kernel("_backward_broadcast_minimum", kGPU, gpu_kernel<binary_backward<G::kMinimum>>);
-  register_kernel("_backward_broadcast_hypot", kGPU, gpu_kernel<binary_backward<G::kHypot>>);
-  register_kernel("_backward_broadcast_mod", kGPU, gpu_kernel<binary_backward<G::kMod>>);
-  register_kernel("_backward_log_softmax", kGPU, gpu_kernel<softmax_backward<1>>);
-  register_kernel("_backward_softmin", kGPU, gpu_kernel<softmax_backward<2>>);
-  register_kernel("mean", kGPU, gpu_kernel<reduce<true>>);
-  register_kernel("softmax", kGPU, gpu_kernel<softmax<false>>);
-  register_kernel("log_softmax", kGPU, gpu_kernel<softmax<true>>);
-  register_kernel("SoftmaxOutput", kGPU, gpu_kernel<softmax_output>);
-  register_kernel("sgd_update", kGPU, gpu_kernel<sgd<false>>);
-  register_kernel("sgd_mom_update", kGPU, gpu_kernel<sgd<true>>);
-  register_kernel("multi_sgd_update", kGPU, gpu_kernel<multi_sgd<false>>);
-  register_kernel("multi_sgd_mom_update", kGPU, gpu_kernel<multi_sgd<true>>);
-  register_kernel("adam_update", kGPU, gpu_kernel<adam>);
-  register_kernel("mp_sgd_update", kGPU, gpu_kernel<mp_sgd<false>, Operands::kAnyDtype>);
-  register_kernel("mp_sgd_mom_update", kGPU, gpu_kernel<mp_sgd<true>, Operands::kAnyDtype>);
-  register_kernel("_backward_SoftmaxOutput", kGPU, gpu_kernel<softmax_output_backward>);
-  register_kernel("dot", kGPU, gpu_kernel<dot>);
-  register_kernel("_backward_dot", kGPU, gpu_kernel<dot_backward>);
-  register_kernel("batch_dot", kGPU, gpu_kernel<batch_dot>);
-  register_kernel("_backward_batch_dot", kGPU, gpu_kernel<batch_dot_backward>);
-  register_kernel("FullyConnected", kGPU, gpu_kernel<fully_connected>);
-  register_kernel("_backward_FullyConnected", kGPU, gpu_kernel<fully_connected_backward>);
+  add("_backward_sub", gpu_kernel<binary_backward<G::kSub>>);
+  add("_backward_mul", gpu_kernel<binary_backward<G::kMul>>);
+  add("_backward_div", gpu_kernel<binary_backward<G::kDiv>>);
+  add("_backward_power", gpu_kernel<binary_backward<G::kPower>>);
+  add("_backward_maximum", gpu_kernel<binary_backward<G::kMaximum>>);
+  add("_backward_minimum", gpu_kernel<binary_backward<G::kMinimum>>);
+  add("_backward_hypot", gpu_kernel<binary_backward<G::kHypot>>);
+  add("_backward_mod", gpu_kernel<binary_backward<G::kMod>>);
+  add("_backward_broadcast_add", gpu_kernel<binary_backward<G::kAdd>>);
+  add("_backward_broadcast_sub", gpu_kernel<binary_backward<G::kSub>>);
+  add("_backward_broadcast_mul", gpu_kernel<binary_backward<G::kMul>>);
+  add("_backward_broadcast_div", gpu_kernel<binary_backward<G::kDiv>>);
+  add("_backward_broadcast_power", gpu_kernel<binary_backward<G::kPower>>);
+  add("_backward_broadcast_maximum", gpu_kernel<binary_backward<G::kMaximum>>);
+  add("_backward_broadcast_minimum", gpu_kernel<binary_backward<G::kMinimum>>);
+  add("_backward_broadcast_hypot", gpu_kernel<binary_backward<G::kHypot>>);
+  add("_backward_broadcast_mod", gpu_kernel<binary_backward<G::kMod>>);
+  add("_backward_log_softmax", gpu_kernel<softmax_backward<1>>);
+  add("_backward_softmin", gpu_kernel<softmax_backward<2>>);
+  add("mean", gpu_kernel<reduce<true>>);
+  add("softmax", gpu_kernel<softmax<false>>);
+  add("log_softmax", gpu_kernel<softmax<true>>);
+  add("SoftmaxOutput", gpu_kernel<softmax_output>);
+  add("sgd_update", gpu_kernel<sgd<false>>);
+  add("sgd_mom_update", gpu_kernel<sgd<true>>);
+  add("multi_sgd_update", gpu_kernel<multi_sgd<false>>);
+  add("multi_sgd_mom_update", gpu_kernel<multi_sgd<true>>);
+  add("adam_update", gpu_kernel<adam>);
+  add("mp_sgd_update", gpu_kernel<mp_sgd<false>, Operands::kAnyDtype>);
+  add("mp_sgd_mom_update", gpu_kernel<mp_sgd<true>, Operands::kAnyDtype>);
+  add("_backward_SoftmaxOutput", gpu_kernel<softmax_output_backward>);
+  add("dot", gpu_kernel<dot>);
+  add("_backward_dot", gpu_kernel<dot_backward>);
+  add("batch_dot", gpu_kernel<batch_dot>);
+  add("_backward_batch_dot", gpu_kernel<batch_dot_backward>);
+  add("FullyConnected", gpu_kernel<fully_connected>);
+  add("_backward_FullyConnected", gpu_kernel<fully_connected_backward>);
+}
+
+void register_cuda_kernels() {
+  if (num_gpus() == 0) return;  // without a GPU, gpu has no kernels (as a build without CUDA)
+  for_each_cuda_kernel([](std::string_view name, Kernel kernel) {
+    register_kernel(name, DeviceType::kGPU, std::move(kernel));
+  });
 }
 
 }  // namespace nanomx::ops

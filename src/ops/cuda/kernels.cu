@@ -6,6 +6,8 @@
 // Never run on a GPU yet: see docs/cuda.md.
 #include <cuda_fp16.h>
 
+#include <type_traits>
+
 #include "ops/cuda/launch.h"
 
 namespace nanomx::ops::cuda {
@@ -50,20 +52,42 @@ __device__ __forceinline__ __half narrow<__half>(float v) {
 }
 
 // The math functions for float and double by overload (device code has both).
-__device__ __forceinline__ float m_sqrt(float v) { return sqrtf(v); }
-__device__ __forceinline__ double m_sqrt(double v) { return sqrt(v); }
-__device__ __forceinline__ float m_exp(float v) { return expf(v); }
-__device__ __forceinline__ double m_exp(double v) { return exp(v); }
-__device__ __forceinline__ float m_log(float v) { return logf(v); }
-__device__ __forceinline__ double m_log(double v) { return log(v); }
-__device__ __forceinline__ float m_tanh(float v) { return tanhf(v); }
-__device__ __forceinline__ double m_tanh(double v) { return tanh(v); }
-__device__ __forceinline__ float m_log1p(float v) { return log1pf(v); }
-__device__ __forceinline__ double m_log1p(double v) { return log1p(v); }
-__device__ __forceinline__ float m_expm1(float v) { return expm1f(v); }
-__device__ __forceinline__ double m_expm1(double v) { return expm1(v); }
-__device__ __forceinline__ float m_fabs(float v) { return fabsf(v); }
-__device__ __forceinline__ double m_fabs(double v) { return fabs(v); }
+#define NANOMX_CUDA_MATH(name, f32, f64)                                \
+  __device__ __forceinline__ float m_##name(float v) { return f32(v); } \
+  __device__ __forceinline__ double m_##name(double v) { return f64(v); }
+NANOMX_CUDA_MATH(sqrt, sqrtf, sqrt)
+NANOMX_CUDA_MATH(exp, expf, exp)
+NANOMX_CUDA_MATH(log, logf, log)
+NANOMX_CUDA_MATH(tanh, tanhf, tanh)
+NANOMX_CUDA_MATH(log1p, log1pf, log1p)
+NANOMX_CUDA_MATH(expm1, expm1f, expm1)
+NANOMX_CUDA_MATH(fabs, fabsf, fabs)
+NANOMX_CUDA_MATH(log2, log2f, log2)
+NANOMX_CUDA_MATH(log10, log10f, log10)
+NANOMX_CUDA_MATH(cbrt, cbrtf, cbrt)
+NANOMX_CUDA_MATH(sin, sinf, sin)
+NANOMX_CUDA_MATH(cos, cosf, cos)
+NANOMX_CUDA_MATH(tan, tanf, tan)
+NANOMX_CUDA_MATH(asin, asinf, asin)
+NANOMX_CUDA_MATH(acos, acosf, acos)
+NANOMX_CUDA_MATH(atan, atanf, atan)
+NANOMX_CUDA_MATH(sinh, sinhf, sinh)
+NANOMX_CUDA_MATH(cosh, coshf, cosh)
+NANOMX_CUDA_MATH(asinh, asinhf, asinh)
+NANOMX_CUDA_MATH(acosh, acoshf, acosh)
+NANOMX_CUDA_MATH(atanh, atanhf, atanh)
+NANOMX_CUDA_MATH(floor, floorf, floor)
+NANOMX_CUDA_MATH(ceil, ceilf, ceil)
+NANOMX_CUDA_MATH(round, roundf, round)
+NANOMX_CUDA_MATH(trunc, truncf, trunc)
+NANOMX_CUDA_MATH(erf, erff, erf)
+NANOMX_CUDA_MATH(tgamma, tgammaf, tgamma)
+NANOMX_CUDA_MATH(lgamma, lgammaf, lgamma)
+#undef NANOMX_CUDA_MATH
+__device__ __forceinline__ float m_pow(float a, float b) { return powf(a, b); }
+__device__ __forceinline__ double m_pow(double a, double b) { return pow(a, b); }
+__device__ __forceinline__ float m_hypot(float a, float b) { return hypotf(a, b); }
+__device__ __forceinline__ double m_hypot(double a, double b) { return hypot(a, b); }
 
 // Calls f(T{}) with T the C++ type of `e`.
 template <typename F>
@@ -103,6 +127,40 @@ __device__ __forceinline__ A apply_binary(BinaryOp op, A a, A b) {
       return a * b;
     case BinaryOp::kDiv:
       return a / b;
+    case BinaryOp::kPower:
+      return m_pow(a, b);
+    case BinaryOp::kMaximum:  // a NaN in either operand propagates
+      return a != a ? a : (a > b ? a : b);
+    case BinaryOp::kMinimum:
+      return a != a ? a : (a < b ? a : b);
+    case BinaryOp::kMod: {  // numpy's: the result takes the divisor's sign
+      if (b == A(0)) return A(0);
+      const double x = a, y = b;
+      double r = fmod(x, y);
+      if (r != 0 && ((r < 0) != (y < 0))) r += y;
+      if (r == 0) r = copysign(0.0, y);
+      return static_cast<A>(r);
+    }
+    case BinaryOp::kHypot:
+      return m_hypot(a, b);
+    case BinaryOp::kEqual:
+      return a == b ? A(1) : A(0);
+    case BinaryOp::kNotEqual:
+      return a != b ? A(1) : A(0);
+    case BinaryOp::kGreater:
+      return a > b ? A(1) : A(0);
+    case BinaryOp::kGreaterEqual:
+      return a >= b ? A(1) : A(0);
+    case BinaryOp::kLesser:
+      return a < b ? A(1) : A(0);
+    case BinaryOp::kLesserEqual:
+      return a <= b ? A(1) : A(0);
+    case BinaryOp::kLogicalAnd:
+      return a != A(0) && b != A(0) ? A(1) : A(0);
+    case BinaryOp::kLogicalOr:
+      return a != A(0) || b != A(0) ? A(1) : A(0);
+    case BinaryOp::kLogicalXor:
+      return (a != A(0)) != (b != A(0)) ? A(1) : A(0);
   }
   return A(0);
 }
@@ -128,74 +186,110 @@ __global__ void binary_broadcast_kernel(BinaryOp op, const T* a, const T* b, T* 
 }
 
 template <typename T>
-__global__ void scalar_kernel(ScalarOp op, const T* x, Acc<T> s, T* out, int64_t n) {
+__global__ void scalar_kernel(BinaryOp op, bool reversed, const T* x, Acc<T> s, T* out, int64_t n) {
   NANOMX_CUDA_LOOP(i, n) {
     const Acc<T> v = widen(x[i]);
-    Acc<T> r = 0;
-    switch (op) {
-      case ScalarOp::kAdd:
-        r = v + s;
-        break;
-      case ScalarOp::kSub:
-        r = v - s;
-        break;
-      case ScalarOp::kRSub:
-        r = s - v;
-        break;
-      case ScalarOp::kMul:
-        r = v * s;
-        break;
-      case ScalarOp::kDiv:
-        r = v / s;
-        break;
-      case ScalarOp::kRDiv:
-        r = s / v;
-        break;
-    }
-    out[i] = narrow<T>(r);
+    out[i] = narrow<T>(reversed ? apply_binary(op, s, v) : apply_binary(op, v, s));
   }
+}
+
+template <typename A>
+__device__ __forceinline__ A apply_unary(UnaryOp op, A v) {
+  constexpr A kPi = A(3.14159265358979323846);
+  switch (op) {
+    case UnaryOp::kNegative:
+      return -v;
+    case UnaryOp::kSquare:
+      return v * v;
+    case UnaryOp::kSqrt:
+      return m_sqrt(v);
+    case UnaryOp::kExp:
+      return m_exp(v);
+    case UnaryOp::kLog:
+      return m_log(v);
+    case UnaryOp::kRelu:  // NaN stays NaN, as the CPU kernel
+      return v > A(0) ? v : (v != v ? v : A(0));
+    case UnaryOp::kSigmoid:
+      return A(1) / (A(1) + m_exp(-v));
+    case UnaryOp::kTanh:
+      return m_tanh(v);
+    case UnaryOp::kSoftRelu:
+      return v > A(20) ? v : m_log1p(m_exp(v));
+    case UnaryOp::kSoftSign:
+      return v / (A(1) + m_fabs(v));
+    case UnaryOp::kExpm1:
+      return m_expm1(v);
+    case UnaryOp::kLog1p:
+      return m_log1p(v);
+    case UnaryOp::kLog2:
+      return m_log2(v);
+    case UnaryOp::kLog10:
+      return m_log10(v);
+    case UnaryOp::kAbs:
+      return m_fabs(v);
+    case UnaryOp::kSign:  // MXNet's: NaN gives 0
+      return v < A(0) ? A(-1) : (v > A(0) ? A(1) : A(0));
+    case UnaryOp::kRsqrt:
+      return A(1) / m_sqrt(v);
+    case UnaryOp::kCbrt:
+      return m_cbrt(v);
+    case UnaryOp::kRcbrt:
+      return A(1) / m_cbrt(v);
+    case UnaryOp::kReciprocal:
+      return A(1) / v;
+    case UnaryOp::kSin:
+      return m_sin(v);
+    case UnaryOp::kCos:
+      return m_cos(v);
+    case UnaryOp::kTan:
+      return m_tan(v);
+    case UnaryOp::kArcsin:
+      return m_asin(v);
+    case UnaryOp::kArccos:
+      return m_acos(v);
+    case UnaryOp::kArctan:
+      return m_atan(v);
+    case UnaryOp::kSinh:
+      return m_sinh(v);
+    case UnaryOp::kCosh:
+      return m_cosh(v);
+    case UnaryOp::kArcsinh:
+      return m_asinh(v);
+    case UnaryOp::kArccosh:
+      return m_acosh(v);
+    case UnaryOp::kArctanh:
+      return m_atanh(v);
+    case UnaryOp::kDegrees:
+      return v * (A(180) / kPi);
+    case UnaryOp::kRadians:
+      return v * (kPi / A(180));
+    case UnaryOp::kFloor:
+      return m_floor(v);
+    case UnaryOp::kCeil:
+      return m_ceil(v);
+    case UnaryOp::kRound:  // half away from zero
+      return m_round(v);
+    case UnaryOp::kRint: {  // MXNet's rint: ties go to the floor
+      const A lo = m_floor(v), hi = m_ceil(v);
+      return (v - lo) <= (hi - v) ? lo : hi;
+    }
+    case UnaryOp::kTrunc:
+      return m_trunc(v);
+    case UnaryOp::kErf:
+      return m_erf(v);
+    case UnaryOp::kGamma:
+      return m_tgamma(v);
+    case UnaryOp::kGammaln:
+      return m_lgamma(v);
+    case UnaryOp::kLogicalNot:
+      return v == A(0) ? A(1) : A(0);
+  }
+  return A(0);
 }
 
 template <typename T>
 __global__ void unary_kernel(UnaryOp op, const T* x, T* out, int64_t n) {
-  using A = Acc<T>;
-  NANOMX_CUDA_LOOP(i, n) {
-    const A v = widen(x[i]);
-    A r = 0;
-    switch (op) {
-      case UnaryOp::kNegative:
-        r = -v;
-        break;
-      case UnaryOp::kSquare:
-        r = v * v;
-        break;
-      case UnaryOp::kSqrt:
-        r = m_sqrt(v);
-        break;
-      case UnaryOp::kExp:
-        r = m_exp(v);
-        break;
-      case UnaryOp::kLog:
-        r = m_log(v);
-        break;
-      case UnaryOp::kRelu:  // NaN stays NaN, as the CPU kernel
-        r = v > A(0) ? v : (v != v ? v : A(0));
-        break;
-      case UnaryOp::kSigmoid:
-        r = A(1) / (A(1) + m_exp(-v));
-        break;
-      case UnaryOp::kTanh:
-        r = m_tanh(v);
-        break;
-      case UnaryOp::kSoftRelu:
-        r = v > A(20) ? v : m_log1p(m_exp(v));
-        break;
-      case UnaryOp::kSoftSign:
-        r = v / (A(1) + m_fabs(v));
-        break;
-    }
-    out[i] = narrow<T>(r);
-  }
+  NANOMX_CUDA_LOOP(i, n) { out[i] = narrow<T>(apply_unary(op, widen(x[i]))); }
 }
 
 template <typename T>
@@ -318,35 +412,93 @@ __global__ void broadcast_scaled_kernel(const T* x, T* out, int64_t n, Broadcast
   }
 }
 
+// In double, as the CPU's table (ops/backward_ops.cc).
+__device__ __forceinline__ double unary_derivative(UnaryGradOp op, double x, double s) {
+  constexpr double kPi = 3.14159265358979323846;
+  switch (op) {
+    case UnaryGradOp::kRelu:  // a NaN passes through, as MXNet's relu_grad
+      return x != x ? x : (x > 0 ? 1.0 : 0.0);
+    case UnaryGradOp::kSigmoid:
+      return x * (1 - x);
+    case UnaryGradOp::kTanh:
+      return 1 - x * x;
+    case UnaryGradOp::kSqrt:
+      return 0.5 / x;
+    case UnaryGradOp::kRsqrt:
+      return -0.5 * x * x * x;
+    case UnaryGradOp::kCbrt:
+      return 1 / (3 * x * x);
+    case UnaryGradOp::kSquare:
+      return 2 * x;
+    case UnaryGradOp::kExpm1:
+      return exp(x);
+    case UnaryGradOp::kLog:
+      return 1 / x;
+    case UnaryGradOp::kLog1p:
+      return 1 / (1 + x);
+    case UnaryGradOp::kLog2:
+      return 1 / (x * 0.69314718055994530942);
+    case UnaryGradOp::kLog10:
+      return 1 / (x * 2.30258509299404568402);
+    case UnaryGradOp::kAbs:
+      return x > 0 ? 1.0 : (x < 0 ? -1.0 : 0.0);
+    case UnaryGradOp::kReciprocal:
+      return -1 / (x * x);
+    case UnaryGradOp::kSin:
+      return cos(x);
+    case UnaryGradOp::kCos:
+      return -sin(x);
+    case UnaryGradOp::kTan:
+      return 1 / (cos(x) * cos(x));
+    case UnaryGradOp::kArcsin:
+      return 1 / sqrt(1 - x * x);
+    case UnaryGradOp::kArccos:
+      return -1 / sqrt(1 - x * x);
+    case UnaryGradOp::kArctan:
+      return 1 / (1 + x * x);
+    case UnaryGradOp::kSinh:
+      return cosh(x);
+    case UnaryGradOp::kCosh:
+      return sinh(x);
+    case UnaryGradOp::kArcsinh:
+      return 1 / sqrt(x * x + 1);
+    case UnaryGradOp::kArccosh:
+      return 1 / sqrt(x * x - 1);
+    case UnaryGradOp::kArctanh:
+      return 1 / (1 - x * x);
+    case UnaryGradOp::kDegrees:
+      return 180 / kPi;
+    case UnaryGradOp::kRadians:
+      return kPi / 180;
+    case UnaryGradOp::kErf:
+      return 2 / sqrt(kPi) * exp(-x * x);
+    case UnaryGradOp::kRcbrt:
+      return -1 / (3 * x * cbrt(x));
+    case UnaryGradOp::kRDivScalar:
+      return -s / (x * x);
+    case UnaryGradOp::kPowerScalar:
+      return s * pow(x, s - 1);
+    case UnaryGradOp::kRPowerScalar:
+      return pow(s, x) * log(s);
+    case UnaryGradOp::kMaximumScalar:
+      return x >= s ? 1.0 : 0.0;
+    case UnaryGradOp::kMinimumScalar:
+      return x <= s ? 1.0 : 0.0;
+    case UnaryGradOp::kHypotScalar:
+      return x / hypot(x, s);
+    case UnaryGradOp::kModScalar:
+      return 1.0;
+    case UnaryGradOp::kRModScalar:
+      return -floor(s / x);
+  }
+  return 0.0;
+}
+
 template <typename T>
 __global__ void unary_grad_kernel(UnaryGradOp op, const T* dy, const T* v, T* dx, int64_t n,
                                   double s) {
   NANOMX_CUDA_LOOP(i, n) {
-    const double x = widen(v[i]);
-    double d = 0;
-    switch (op) {
-      case UnaryGradOp::kRelu:  // a NaN passes through, as MXNet's relu_grad
-        d = x != x ? x : (x > 0 ? 1.0 : 0.0);
-        break;
-      case UnaryGradOp::kSigmoid:
-        d = x * (1 - x);
-        break;
-      case UnaryGradOp::kTanh:
-        d = 1 - x * x;
-        break;
-      case UnaryGradOp::kSqrt:
-        d = 0.5 / x;
-        break;
-      case UnaryGradOp::kSquare:
-        d = 2 * x;
-        break;
-      case UnaryGradOp::kLog:
-        d = 1 / x;
-        break;
-      case UnaryGradOp::kRDivScalar:
-        d = -s / (x * x);
-        break;
-    }
+    const double d = unary_derivative(op, widen(v[i]), s);
     dx[i] = narrow<T>(static_cast<Acc<T>>(double(widen(dy[i])) * d));
   }
 }
@@ -613,13 +765,16 @@ cudaError_t binary_broadcast(BinaryOp op, ConstTensor a, ConstTensor b, Tensor o
   return cudaGetLastError();
 }
 
-cudaError_t scalar(ScalarOp op, ConstTensor x, double s, Tensor out, int64_t n,
+cudaError_t scalar(BinaryOp op, bool reversed, ConstTensor x, double s, Tensor out, int64_t n,
                    cudaStream_t stream) {
   if (n > 0) {
     dispatch(out.elem, [&](auto tag) {
       using T = decltype(tag);
-      scalar_kernel<T><<<grid_for(n), kThreads, 0, stream>>>(op, as<T>(x), static_cast<Acc<T>>(s),
-                                                             as<T>(out), n);
+      Acc<T> sv = static_cast<Acc<T>>(s);
+      // The scalar in the array's type first, as the CPU kernel (a float16's 0.1 is 0.0999...).
+      if constexpr (std::is_same_v<T, __half>) sv = __half2float(__float2half(sv));
+      scalar_kernel<T>
+          <<<grid_for(n), kThreads, 0, stream>>>(op, reversed, as<T>(x), sv, as<T>(out), n);
     });
   }
   return cudaGetLastError();

@@ -12,8 +12,30 @@
 
 namespace nanomx::ops::cuda {
 
-enum class BinaryOp { kAdd, kSub, kMul, kDiv };
-enum class ScalarOp { kAdd, kSub, kRSub, kMul, kDiv, kRDiv };
+// The binary operators, elementwise, broadcast and with a scalar (as the CPU's functors in
+// cpu/math.cc: maximum/minimum propagate a NaN, mod takes the divisor's sign, the comparisons
+// and logical operators give 1 or 0 in the operands' type).
+enum class BinaryOp {
+  kAdd,
+  kSub,
+  kMul,
+  kDiv,
+  kPower,
+  kMaximum,
+  kMinimum,
+  kMod,
+  kHypot,
+  kEqual,
+  kNotEqual,
+  kGreater,
+  kGreaterEqual,
+  kLesser,
+  kLesserEqual,
+  kLogicalAnd,
+  kLogicalOr,
+  kLogicalXor
+};
+// The unary operators, as cpu/math.cc's (rint: ties to the floor, as MXNet's; sign of NaN: 0).
 enum class UnaryOp {
   kNegative,
   kSquare,
@@ -24,7 +46,39 @@ enum class UnaryOp {
   kSigmoid,
   kTanh,
   kSoftRelu,
-  kSoftSign
+  kSoftSign,
+  kExpm1,
+  kLog1p,
+  kLog2,
+  kLog10,
+  kAbs,
+  kSign,
+  kRsqrt,
+  kCbrt,
+  kRcbrt,
+  kReciprocal,
+  kSin,
+  kCos,
+  kTan,
+  kArcsin,
+  kArccos,
+  kArctan,
+  kSinh,
+  kCosh,
+  kArcsinh,
+  kArccosh,
+  kArctanh,
+  kDegrees,
+  kRadians,
+  kFloor,
+  kCeil,
+  kRound,
+  kRint,
+  kTrunc,
+  kErf,
+  kGamma,
+  kGammaln,
+  kLogicalNot
 };
 // The activation's derivative from its output y (relu, sigmoid, tanh, softrelu) or, for
 // softsign, from its input.
@@ -61,7 +115,8 @@ cudaError_t binary(BinaryOp op, ConstTensor a, ConstTensor b, Tensor out, int64_
                    cudaStream_t stream);
 cudaError_t binary_broadcast(BinaryOp op, ConstTensor a, ConstTensor b, Tensor out, int64_t n,
                              const Broadcast& bc, cudaStream_t stream);
-cudaError_t scalar(ScalarOp op, ConstTensor x, double s, Tensor out, int64_t n,
+// out = x op s, or s op x when `reversed`; s first rounded to x's type, as the CPU does.
+cudaError_t scalar(BinaryOp op, bool reversed, ConstTensor x, double s, Tensor out, int64_t n,
                    cudaStream_t stream);
 cudaError_t unary(UnaryOp op, ConstTensor x, Tensor out, int64_t n, cudaStream_t stream);
 cudaError_t fill(Tensor out, double value, int64_t n, cudaStream_t stream);
@@ -80,10 +135,50 @@ cudaError_t softmax_grad(int kind, ConstTensor dy, ConstTensor y, Tensor dx, int
 // out[i] = scale * x[index of i by bc.a_strides]: x broadcast to out's shape (bc.shape).
 cudaError_t broadcast_scaled(ConstTensor x, Tensor out, int64_t n, const Broadcast& bc,
                              double scale, cudaStream_t stream);
-// The unary operators' derivatives (ops/backward_ops.cc's table) for the unary and scalar
-// operators the GPU runs: dx = dy * d(v, s), v the forward output (relu, sigmoid, tanh, sqrt)
-// or input (square, log, rdiv_scalar, whose s is the scalar).
-enum class UnaryGradOp { kRelu, kSigmoid, kTanh, kSqrt, kSquare, kLog, kRDivScalar };
+// The unary and scalar operators' derivatives (ops/backward_ops.cc's table): dx = dy * d(v, s),
+// v the forward output or input as the table says, s the forward call's scalar.
+enum class UnaryGradOp {
+  // from the output y
+  kRelu,
+  kSigmoid,
+  kTanh,
+  kSqrt,
+  kRsqrt,
+  kCbrt,
+  // from the input x
+  kSquare,
+  kExpm1,
+  kLog,
+  kLog1p,
+  kLog2,
+  kLog10,
+  kAbs,
+  kReciprocal,
+  kSin,
+  kCos,
+  kTan,
+  kArcsin,
+  kArccos,
+  kArctan,
+  kSinh,
+  kCosh,
+  kArcsinh,
+  kArccosh,
+  kArctanh,
+  kDegrees,
+  kRadians,
+  kErf,
+  kRcbrt,
+  // from the input x and the forward call's scalar s
+  kRDivScalar,
+  kPowerScalar,
+  kRPowerScalar,
+  kMaximumScalar,
+  kMinimumScalar,
+  kHypotScalar,
+  kModScalar,
+  kRModScalar
+};
 cudaError_t unary_grad(UnaryGradOp op, ConstTensor dy, ConstTensor v, Tensor dx, int64_t n,
                        double s, cudaStream_t stream);
 // The binary operators' partial derivatives (ops/backward_ops.cc's table).
