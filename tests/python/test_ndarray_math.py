@@ -539,6 +539,19 @@ def test_argmax_takes_the_first_occurrence_and_nan():
     assert mx.nd.argmax(b, axis=0).asnumpy().tolist() == [1]
 
 
+def test_max_and_min_propagate_nan_wherever_it_is():
+    # numpy's rule: a NaN anywhere in the reduced elements is the result (a later number used
+    # to replace it: max([nan, 1, 2]) gave 2).
+    for row in ([np.nan, 1, 2], [1, np.nan, 2], [1, 2, np.nan]):
+        a = nd(np.array(row, np.float32))
+        for name in ("max", "min"):
+            assert np.isnan(getattr(mx.nd, name)(a).asnumpy()[0]), (name, row)
+    m = nd(np.array([[np.nan, 1, 2], [3, 4, 5]], np.float32))
+    out = mx.nd.max(m, axis=1).asnumpy()
+    assert np.isnan(out[0]) and out[1] == 5
+    np.testing.assert_array_equal(mx.nd.min(m, axis=0).asnumpy()[1:], [1, 2])
+
+
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
 def test_norm_ord_axis_keepdims(dtype):
     x = values(dtype, (2, 3, 4), -3, 3)

@@ -98,11 +98,13 @@ struct Accum {
         }
       }
     } else if constexpr (R == Reducer::kMax) {
+      // A NaN anywhere is the result, as numpy: it replaces the maximum and nothing replaces it
+      // (`!(v <= acc)` alone let a later number replace a NaN: max([nan, 1, 2]) was 2).
       const double v = to_double(x);
-      if (!(v <= acc)) acc = v;  // NaN propagates, as numpy
+      if (!(v <= acc) && acc == acc) acc = v;
     } else if constexpr (R == Reducer::kMin) {
       const double v = to_double(x);
-      if (!(v >= acc)) acc = v;
+      if (!(v >= acc) && acc == acc) acc = v;
     } else if constexpr (R == Reducer::kNorm1) {
       acc += std::fabs(to_double(x));
     } else {
