@@ -355,6 +355,29 @@ TEST_F(Gpu, BinaryGradients) {
   }
 }
 
+// The other reductions (NaN handling included) and argmax / argmin.
+TEST_F(Gpu, ReductionsAndArgExtremes) {
+  const NDArray a = random_array(Shape{4, 5, 6}, 170, 0.5f, 1.5f);
+  for (const char* op : {"prod", "max", "min", "nansum", "nanprod", "norm"}) {
+    compare(op, {a}, {}, 1e-4f, 1e-5f);
+    compare(op, {a}, {{"axis", "1"}}, 1e-4f, 1e-5f);
+    compare(op, {a}, {{"axis", "(0, 2)"}, {"keepdims", "True"}}, 1e-4f, 1e-5f);
+  }
+  compare("norm", {a}, {{"ord", "1"}, {"axis", "(0, 2)"}}, 1e-4f, 1e-5f);
+  const float values[] = {1.f, NAN, 2.f, 3.f, 4.f, 5.f};
+  NDArray with_nan(Shape{2, 3}, Context::cpu(0));
+  with_nan.sync_copy_from_cpu(values, sizeof values);
+  for (const char* op : {"max", "min", "nansum", "nanprod", "argmax", "argmin"}) {
+    compare(op, {with_nan}, {{"axis", "1"}});
+  }
+  for (const char* op : {"argmax", "argmin"}) {
+    compare(op, {a}, {{"axis", "1"}});
+    compare(op, {a}, {{"axis", "2"}, {"keepdims", "True"}});
+    compare(op, {a}, {});
+  }
+  compare("argmax_channel", {random_array(Shape{8, 10}, 171)}, {});
+}
+
 TEST_F(Gpu, Softmax) {
   const NDArray a = random_array(Shape{8, 10}, 7, -5.f, 5.f);
   compare("softmax", {a}, {});

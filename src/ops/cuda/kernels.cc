@@ -266,11 +266,14 @@ std::vector<bool> broadcast_axes(const Shape& part, const Shape& full) {
   return reduced;
 }
 
-// Sums x (of shape `dims`) over the axes marked in `reduced` into `out` (scaled by `scale`):
-// one pass per run of adjacent reduced axes, the last run first; the intermediate results live
-// in stream-ordered memory (cudaMallocAsync). No axis reduced: a copy.
-void sum_axes(const ParsedParams& p, cu::ConstTensor x, std::vector<int64_t> dims,
-              std::vector<bool> reduced, const NDArray& out, double scale, cudaStream_t s) {
+// Reduces x (of shape `dims`) over the axes marked in `reduced` into `out` with `r`: one pass
+// per run of adjacent reduced axes, the last run first, the later passes combining the earlier
+// ones' results (a plain sum after the norms' first pass); the last pass scales by `scale` and
+// takes the root when `root`. Intermediate results live in stream-ordered memory
+// (cudaMallocAsync). No axis reduced: a copy.
+void reduce_axes(const ParsedParams& p, cu::Reducer r, cu::ConstTensor x, std::vector<int64_t> dims,
+                 std::vector<bool> reduced, const NDArray& out, double scale, bool root,
+                 cudaStream_t s) {
   cu::ConstTensor src = x;
   std::vector<void*> temps;
   auto free_temps = [&] {
@@ -291,7 +294,7 @@ void sum_axes(const ParsedParams& p, cu::ConstTensor x, std::vector<int64_t> dim
       dims.erase(dims.begin() + a, dims.begin() + b);
       reduced.erase(reduced.begin() + a, reduced.begin() + b);
       bool last = true;
-      for (bool r : reduced) last = last && !r;
+      for (bool more : reduced) last = last && !more;
       cu::Tensor dst = fw(out);
       if (!last) {
         void* t = nullptr;
@@ -300,7 +303,11 @@ void sum_axes(const ParsedParams& p, cu::ConstTensor x, std::vector<int64_t> dim
         temps.push_back(t);
         dst.data = t;
       }
-      check_launch(p, cu::reduce_sum(src, dst, outer, len, inner, last ? scale : 1.0, s));
+      const cu::Reducer pass = any && (r == cu::Reducer::kAbsSum || r == cu::Reducer::kSquareSum)
+                                   ? cu::Reducer::kSum
+                                   : r;
+      check_launch(
+          p, cu::reduce(pass, src, dst, outer, len, inner, last ? scale : 1.0, last && root, s));
       src = dst;
       any = true;
     }
@@ -315,8 +322,14 @@ void sum_axes(const ParsedParams& p, cu::ConstTensor x, std::vector<int64_t> dim
   free_temps();
 }
 
-// sum / mean over any set of axes.
-template <bool kMean>
+void sum_axes(const ParsedParams& p, cu::ConstTensor x, std::vector<int64_t> dims,
+              std::vector<bool> reduced, const NDArray& out, double scale, cudaStream_t s) {
+  reduce_axes(p, cu::Reducer::kSum, x, std::move(dims), std::move(reduced), out, scale, false, s);
+}
+
+// The reductions: sum, mean, prod, max, min, nansum, nanprod, norm (ord 1 or 2) over any set of
+// axes. kMean: the sum divided by the count (an empty mean is NaN, as numpy).
+template <cu::Reducer R, bool kMean = false>
 void reduce(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out,
             cudaStream_t s) {
   const auto& r = p.get<ReduceParams>();
@@ -327,12 +340,35 @@ void reduce(const ParsedParams& p, std::span<const NDArray> in, std::span<const 
     if (spec.reduced[static_cast<size_t>(d)]) total *= is[d];
   }
   if (out[0].size() == 0) return;
-  if (in[0].size() == 0) {  // empty sums are 0, empty means NaN (as numpy)
-    check_launch(p, cu::fill(fw(out[0]), kMean ? NAN : 0.0, out[0].size(), s));
+  const bool norm = R == cu::Reducer::kSquareSum;  // norm's ord picks the reducer below
+  const cu::Reducer reducer = norm && r.ord == 1 ? cu::Reducer::kAbsSum : R;
+  if (in[0].size() == 0) {
+    NANOMX_CHECK(reducer != cu::Reducer::kMax && reducer != cu::Reducer::kMin)
+        << p.op() << ": zero-size reduction of " << is << " has no identity";
+    const bool ones = reducer == cu::Reducer::kProd || reducer == cu::Reducer::kNanProd;
+    check_launch(p, cu::fill(fw(out[0]), kMean ? NAN : ones ? 1.0 : 0.0, out[0].size(), s));
     return;
   }
-  sum_axes(p, f(in[0]), std::vector<int64_t>(is.begin(), is.end()), spec.reduced, out[0],
-           kMean ? 1.0 / static_cast<double>(total) : 1.0, s);
+  reduce_axes(p, reducer, f(in[0]), std::vector<int64_t>(is.begin(), is.end()), spec.reduced,
+              out[0], kMean ? 1.0 / static_cast<double>(total) : 1.0,
+              reducer == cu::Reducer::kSquareSum, s);
+}
+
+// argmax / argmin / argmax_channel: along one axis, or over the array flattened.
+template <bool kMax>
+void arg_reduce(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out,
+                cudaStream_t s) {
+  const auto& a = p.get<ArgReduceParams>();
+  const Shape& shape = in[0].shape();
+  if (out[0].size() == 0) return;
+  int64_t outer = 1, len = in[0].size(), inner = 1;
+  if (a.axis) {
+    const int axis = normalize_axis(*a.axis, shape.ndim(), p.op().c_str());
+    for (int d = 0; d < axis; ++d) outer *= shape[d];
+    for (int d = axis + 1; d < shape.ndim(); ++d) inner *= shape[d];
+    len = shape[axis];
+  }
+  check_launch(p, cu::arg_reduce(kMax, f(in[0]), fw(out[0]), outer, len, inner, s));
 }
 
 // _backward_sum / _backward_mean (dy, data) -> d_data: dy spread over the reduced axes
@@ -747,7 +783,8 @@ void fully_connected_backward(const ParsedParams& p, std::span<const NDArray> in
   const int64_t n = fc.num_hidden, k = w.shape()[1];
   const int64_t m = n == 0 ? 0 : dy.size() / n;
   gemm(p, f(dy), f(x), fw(out[1]), DotDims{n, m, k, true, false}, s);
-  if (!fc.no_bias) check_launch(p, cu::reduce_sum(f(dy), fw(out[2]), 1, m, n, 1.0, s));
+  if (!fc.no_bias)
+    check_launch(p, cu::reduce(cu::Reducer::kSum, f(dy), fw(out[2]), 1, m, n, 1.0, false, s));
   gemm(p, f(dy), f(w), fw(out[0]), DotDims{m, n, k, false, false}, s);
 }
 
@@ -861,7 +898,17 @@ void for_each_cuda_kernel(const std::function<void(std::string_view, Kernel)>& a
   }
   add("_backward_cast", gpu_kernel<cast, Operands::kAnyDtype>);
   add("_backward_linear_reg_out", gpu_kernel<linear_reg_backward>);
-  add("sum", gpu_kernel<reduce<false>>);
+  using R = cu::Reducer;
+  add("sum", gpu_kernel<reduce<R::kSum>>);
+  add("prod", gpu_kernel<reduce<R::kProd>>);
+  add("max", gpu_kernel<reduce<R::kMax>>);
+  add("min", gpu_kernel<reduce<R::kMin>>);
+  add("nansum", gpu_kernel<reduce<R::kNanSum>>);
+  add("nanprod", gpu_kernel<reduce<R::kNanProd>>);
+  add("norm", gpu_kernel<reduce<R::kSquareSum>>);
+  add("argmax", gpu_kernel<arg_reduce<true>>);
+  add("argmin", gpu_kernel<arg_reduce<false>>);
+  add("argmax_channel", gpu_kernel<arg_reduce<true>>);
   add("_backward_sum", gpu_kernel<reduce_backward<false>>);
   add("_backward_mean", gpu_kernel<reduce_backward<true>>);
   add("_broadcast_backward", gpu_kernel<broadcast_backward>);
@@ -927,7 +974,7 @@ void for_each_cuda_kernel(const std::function<void(std::string_view, Kernel)>& a
   add("_backward_broadcast_mod", gpu_kernel<binary_backward<G::kMod>>);
   add("_backward_log_softmax", gpu_kernel<softmax_backward<1>>);
   add("_backward_softmin", gpu_kernel<softmax_backward<2>>);
-  add("mean", gpu_kernel<reduce<true>>);
+  add("mean", gpu_kernel<reduce<R::kSum, true>>);
   add("softmax", gpu_kernel<softmax<false>>);
   add("log_softmax", gpu_kernel<softmax<true>>);
   add("SoftmaxOutput", gpu_kernel<softmax_output>);

@@ -306,25 +306,94 @@ __global__ void cast_kernel(const From* x, To* out, int64_t n) {
   }
 }
 
-// One block per output element; the block's threads sum strided, in double (as the CPU's
+__device__ __forceinline__ double reduce_identity(Reducer r) {
+  switch (r) {
+    case Reducer::kProd:
+    case Reducer::kNanProd:
+      return 1;
+    case Reducer::kMax:
+      return -INFINITY;
+    case Reducer::kMin:
+      return INFINITY;
+    default:
+      return 0;
+  }
+}
+
+// acc combined with v (an element, or another thread's partial result).
+__device__ __forceinline__ double reduce_combine(Reducer r, double acc, double v) {
+  switch (r) {
+    case Reducer::kSum:
+    case Reducer::kAbsSum:
+    case Reducer::kSquareSum:
+      return acc + v;
+    case Reducer::kNanSum:
+      return v != v ? acc : acc + v;
+    case Reducer::kProd:
+      return acc * v;
+    case Reducer::kNanProd:
+      return v != v ? acc : acc * v;
+    case Reducer::kMax:
+      return acc != acc || v != v ? (acc != acc ? acc : v) : (v > acc ? v : acc);
+    case Reducer::kMin:
+      return acc != acc || v != v ? (acc != acc ? acc : v) : (v < acc ? v : acc);
+  }
+  return acc;
+}
+
+// An element as the reduction first sees it (|x| and x^2 for the norms).
+__device__ __forceinline__ double reduce_element(Reducer r, double v) {
+  return r == Reducer::kAbsSum ? fabs(v) : r == Reducer::kSquareSum ? v * v : v;
+}
+
+// One block per output element; the block's threads reduce strided, in double (as the CPU's
 // double accumulation), then a shared-memory tree.
 template <typename T>
-__global__ void reduce_sum_kernel(const T* x, T* out, int64_t outer, int64_t len, int64_t inner,
-                                  double scale) {
+__global__ void reduce_kernel(Reducer r, const T* x, T* out, int64_t outer, int64_t len,
+                              int64_t inner, double scale, bool root) {
   __shared__ double partial[kThreads];
   for (int64_t e = blockIdx.x; e < outer * inner; e += gridDim.x) {
     const int64_t o = e / inner, in = e % inner;
     const T* base = x + o * len * inner + in;
-    double acc = 0;
-    for (int64_t j = threadIdx.x; j < len; j += blockDim.x) acc += widen(base[j * inner]);
+    double acc = reduce_identity(r);
+    for (int64_t j = threadIdx.x; j < len; j += blockDim.x) {
+      acc = reduce_combine(r, acc, reduce_element(r, widen(base[j * inner])));
+    }
     partial[threadIdx.x] = acc;
     __syncthreads();
     for (int s = blockDim.x / 2; s > 0; s /= 2) {
-      if (threadIdx.x < s) partial[threadIdx.x] += partial[threadIdx.x + s];
+      if (threadIdx.x < s) {
+        // Partial results are combined as they are (the norms' are already sums).
+        const Reducer c = r == Reducer::kAbsSum || r == Reducer::kSquareSum ? Reducer::kSum : r;
+        partial[threadIdx.x] = reduce_combine(c, partial[threadIdx.x], partial[threadIdx.x + s]);
+      }
       __syncthreads();
     }
-    if (threadIdx.x == 0) out[e] = narrow<T>(static_cast<Acc<T>>(partial[0] * scale));
+    if (threadIdx.x == 0) {
+      const double v = partial[0] * scale;
+      out[e] = narrow<T>(static_cast<Acc<T>>(root ? sqrt(v) : v));
+    }
     __syncthreads();
+  }
+}
+
+// One thread per (outer, inner) output: the first extreme along the row.
+template <typename T>
+__global__ void arg_reduce_kernel(bool max, const T* x, T* out, int64_t outer, int64_t len,
+                                  int64_t inner) {
+  NANOMX_CUDA_LOOP(e, outer * inner) {
+    const T* row = x + (e / inner) * len * inner + e % inner;
+    double best = widen(row[0]);
+    int64_t at = 0;
+    for (int64_t k = 1; k < len; ++k) {
+      const double v = widen(row[k * inner]);
+      const bool nan_first = v != v && best == best;
+      if ((max ? v > best : v < best) || nan_first) {
+        best = v;
+        at = k;
+      }
+    }
+    out[e] = narrow<T>(static_cast<Acc<T>>(at));
   }
 }
 
@@ -814,15 +883,28 @@ cudaError_t cast(ConstTensor x, Tensor out, int64_t n, cudaStream_t stream) {
   return cudaGetLastError();
 }
 
-cudaError_t reduce_sum(ConstTensor x, Tensor out, int64_t outer, int64_t len, int64_t inner,
-                       double scale, cudaStream_t stream) {
+cudaError_t reduce(Reducer r, ConstTensor x, Tensor out, int64_t outer, int64_t len, int64_t inner,
+                   double scale, bool root, cudaStream_t stream) {
   const int64_t outputs = outer * inner;
   if (outputs > 0) {
     const unsigned blocks = static_cast<unsigned>(outputs < 65535 * 8 ? outputs : 65535 * 8);
     dispatch(out.elem, [&](auto tag) {
       using T = decltype(tag);
-      reduce_sum_kernel<T>
-          <<<blocks, kThreads, 0, stream>>>(as<T>(x), as<T>(out), outer, len, inner, scale);
+      reduce_kernel<T><<<blocks, kThreads, 0, stream>>>(r, as<T>(x), as<T>(out), outer, len, inner,
+                                                        scale, root);
+    });
+  }
+  return cudaGetLastError();
+}
+
+cudaError_t arg_reduce(bool max, ConstTensor x, Tensor out, int64_t outer, int64_t len,
+                       int64_t inner, cudaStream_t stream) {
+  const int64_t outputs = outer * inner;
+  if (outputs > 0 && len > 0) {
+    dispatch(out.elem, [&](auto tag) {
+      using T = decltype(tag);
+      arg_reduce_kernel<T><<<grid_for(outputs), kThreads, 0, stream>>>(max, as<T>(x), as<T>(out),
+                                                                       outer, len, inner);
     });
   }
   return cudaGetLastError();

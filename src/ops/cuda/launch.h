@@ -122,9 +122,17 @@ cudaError_t unary(UnaryOp op, ConstTensor x, Tensor out, int64_t n, cudaStream_t
 cudaError_t fill(Tensor out, double value, int64_t n, cudaStream_t stream);
 // out[i] = x[i] converted to out's type (rounded to nearest for narrower types).
 cudaError_t cast(ConstTensor x, Tensor out, int64_t n, cudaStream_t stream);
-// out[o * inner + i] = scale * sum_j x[(o * len + j) * inner + i], summed in double
-cudaError_t reduce_sum(ConstTensor x, Tensor out, int64_t outer, int64_t len, int64_t inner,
-                       double scale, cudaStream_t stream);
+// How reduce combines: the sums in double (kAbsSum: of |x|, kSquareSum: of x^2, the NaN
+// forms skipping NaN), kMax / kMin with a NaN anywhere the result (numpy's rule).
+enum class Reducer { kSum, kProd, kMax, kMin, kNanSum, kNanProd, kAbsSum, kSquareSum };
+// out[o * inner + i] = finish(reduce_j x[(o * len + j) * inner + i]), finish: times `scale`,
+// then the square root when `root` (norm 2).
+cudaError_t reduce(Reducer r, ConstTensor x, Tensor out, int64_t outer, int64_t len, int64_t inner,
+                   double scale, bool root, cudaStream_t stream);
+// argmax (max) / argmin along the middle axis of (outer, len, inner): the first extreme's index
+// (a NaN counts as the extreme), in out's type.
+cudaError_t arg_reduce(bool max, ConstTensor x, Tensor out, int64_t outer, int64_t len,
+                       int64_t inner, cudaStream_t stream);
 // Softmax along the middle axis of (outer, len, inner), of x / temperature; log: log_softmax.
 cudaError_t softmax(ConstTensor x, Tensor out, int64_t outer, int64_t len, int64_t inner,
                     double temperature, bool log, cudaStream_t stream);
