@@ -447,6 +447,29 @@ TEST_F(Gpu, BatchDotAndDotBackward) {
   }
 }
 
+// The layout operators (strided walks), in float32 and, moving elements unread, int32.
+TEST_F(Gpu, LayoutOperators) {
+  const NDArray a = random_array(Shape{4, 5, 6}, 180);
+  for (const char* dtype : {"float32", "int32"}) {
+    auto check = [&](const std::string& op, const std::vector<NDArray>& in,
+                     const ops::Attrs& attrs) { compare_as(dtype, op, in, attrs, 0.f, 0.f); };
+    check("transpose", {a}, {});
+    check("transpose", {a}, {{"axes", "(1, 0, 2)"}});
+    check("slice", {a},
+          {{"begin", "(1, None, 0)"}, {"end", "(3, None, 6)"}, {"step", "(1, -1, 2)"}});
+    check("slice_axis", {a}, {{"axis", "2"}, {"begin", "1"}, {"end", "-1"}});
+    check("slice_like", {a, random_array(Shape{2, 3, 4}, 181)}, {});
+    check("broadcast_to", {random_array(Shape{4, 1, 6}, 182)}, {{"shape", "(4, 5, 6)"}});
+    check("reverse", {a}, {{"axis", "1"}});
+    check("SliceChannel", {a}, {{"num_outputs", "3"}, {"axis", "2"}});
+    check("SliceChannel", {a}, {{"num_outputs", "5"}, {"axis", "1"}, {"squeeze_axis", "True"}});
+    check("Concat", {a, random_array(Shape{4, 2, 6}, 183)}, {{"dim", "1"}, {"num_args", "2"}});
+    check("stack", {a, a}, {{"axis", "1"}, {"num_args", "2"}});
+    check("_slice_assign", {a, random_array(Shape{2, 5, 3}, 184)},
+          {{"begin", "(1, None, 0)"}, {"end", "(3, None, 6)"}, {"step", "(1, 1, 2)"}});
+  }
+}
+
 TEST_F(Gpu, CopiesOfShapeOpsAndRegression) {
   const NDArray a = random_array(Shape{4, 3, 2}, 100);
   compare("Reshape", {a}, {{"shape", "(6, 4)"}});

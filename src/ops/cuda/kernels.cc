@@ -21,6 +21,7 @@
 #include "ops/optimizer_ops.h"
 #include "ops/registry.h"
 #include "ops/shape_inference.h"
+#include "ops/shape_params.h"
 
 namespace nanomx::ops {
 namespace {
@@ -62,9 +63,10 @@ using GpuKernel = void (*)(const ParsedParams&, std::span<const NDArray>, std::s
                            cudaStream_t);
 
 // What a kernel takes: every array on the output's GPU and of the output's dtype (float32,
-// float64 or float16); kAnyDtype: each of those dtypes (Cast); kCopy: _copyto between devices
-// (any dtype, inputs anywhere: the copy reads host memory too).
-enum class Operands { kSameDtype, kAnyDtype, kCopy };
+// float64 or float16); kAnyDtype: each of those dtypes (Cast); kAnyType: any dtype, integers
+// too (the layout operators move elements without reading them); kCopy: _copyto between
+// devices (any dtype, inputs anywhere: the copy reads host memory too).
+enum class Operands { kSameDtype, kAnyDtype, kAnyType, kCopy };
 
 // The checks `operands` asks for, then the kernel on the right stream.
 template <GpuKernel K, Operands operands = Operands::kSameDtype>
@@ -75,8 +77,8 @@ void gpu_kernel(const ParsedParams& p, std::span<const NDArray> in, std::span<co
     NANOMX_CHECK(kCopy || a.ctx() == ctx)
         << p.op() << ": " << what << " " << i << " is on " << a.ctx().str()
         << ", the operator runs on " << ctx.str() << " (copy it there with as_in_context / copyto)";
-    NANOMX_CHECK(kCopy || a.dtype() == DType::kFloat32 || a.dtype() == DType::kFloat64 ||
-                 a.dtype() == DType::kFloat16)
+    NANOMX_CHECK(kCopy || operands == Operands::kAnyType || a.dtype() == DType::kFloat32 ||
+                 a.dtype() == DType::kFloat64 || a.dtype() == DType::kFloat16)
         << p.op() << ": the CUDA kernels support float32, float64 and float16 (docs/cuda.md), "
         << what << " " << i << " is " << dtype_name(a.dtype());
     NANOMX_CHECK(operands != Operands::kSameDtype || a.dtype() == out[0].dtype())
@@ -250,6 +252,155 @@ void linear_reg_backward(const ParsedParams& p, std::span<const NDArray> in,
   const int64_t per_row = label.size() / label.shape()[0];
   const double scale = p.get<RegressionOutputParams>().grad_scale / static_cast<double>(per_row);
   check_launch(p, cu::softmax_output_grad_dense(f(y), f(label), fw(out[0]), y.size(), scale, s));
+}
+
+// ---- layout: strided walks (every layout operator is one or a few) ----
+
+// A walk of `shape` reading `src` with src_strides from src_base and writing `dst` with
+// dst_strides from dst_base (element strides); at most kMaxDims axes.
+void walk(const ParsedParams& p, const NDArray& src, std::span<const int64_t> shape,
+          std::span<const int64_t> src_strides, int64_t src_base, const NDArray& dst,
+          std::span<const int64_t> dst_strides, int64_t dst_base, cudaStream_t s) {
+  NANOMX_CHECK(shape.size() <= static_cast<size_t>(cu::kMaxDims))
+      << p.op() << ": " << shape.size() << " axes; the CUDA kernel handles up to " << cu::kMaxDims;
+  cu::Strided w;
+  w.ndim = static_cast<int>(shape.size());
+  int64_t n = 1;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    w.shape[d] = shape[d];
+    w.src_strides[d] = src_strides[d];
+    w.dst_strides[d] = dst_strides[d];
+    n *= shape[d];
+  }
+  w.src_base = src_base;
+  w.dst_base = dst_base;
+  check_launch(p, cu::copy_strided(src.data(), dst.data(), dtype_size(dst.dtype()), n, w, s));
+}
+
+// dst (contiguous, its own shape) = src walked with src_strides from src_base.
+void gather(const ParsedParams& p, const NDArray& src, std::span<const int64_t> src_strides,
+            int64_t src_base, const NDArray& dst, cudaStream_t s) {
+  const auto dst_strides = dst.shape().strides();
+  walk(p, src, dst.shape().dims(), src_strides, src_base, dst, dst_strides, 0, s);
+}
+
+void slice(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out,
+           cudaStream_t s) {
+  const auto& sp = p.get<SliceParams>();
+  const Region r = slice_region(p.op(), sp.begin, sp.end, sp.step, in[0].shape(), "data");
+  const auto [strides, base] = region_strides(in[0].shape(), r);
+  gather(p, in[0], strides, base, out[0], s);
+}
+
+void slice_axis(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out,
+                cudaStream_t s) {
+  const auto& sp = p.get<SliceAxisParams>();
+  const Shape& shape = in[0].shape();
+  const int axis = normalize_axis(sp.axis, shape.ndim(), "slice_axis");
+  Region r = full_region(shape);
+  slice_axis_range("slice_axis", axis, shape[axis], sp.begin, sp.end, 1, r);
+  const auto [strides, base] = region_strides(shape, r);
+  gather(p, in[0], strides, base, out[0], s);
+}
+
+// _slice_assign (lhs, rhs): out = lhs with rhs written into the region.
+void slice_assign(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out,
+                  cudaStream_t s) {
+  const auto& sp = p.get<SliceParams>();
+  const Region r = slice_region(p.op(), sp.begin, sp.end, sp.step, in[0].shape(), "lhs");
+  copy(p, in.first(1), out, s);
+  const auto [strides, base] = region_strides(out[0].shape(), r);
+  const auto rhs_strides = in[1].shape().strides();
+  walk(p, in[1], r.count, rhs_strides, 0, out[0], strides, base, s);
+}
+
+void slice_like(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out,
+                cudaStream_t s) {
+  Region r = full_region(in[0].shape());
+  r.count = out[0].shape().to_vector();
+  const auto [strides, base] = region_strides(in[0].shape(), r);
+  gather(p, in[0], strides, base, out[0], s);
+}
+
+void broadcast_to(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out,
+                  cudaStream_t s) {
+  const Shape& src = in[0].shape();
+  std::vector<int64_t> strides = src.strides();
+  for (int d = 0; d < src.ndim(); ++d) {
+    if (src[d] != out[0].shape()[d]) strides[static_cast<size_t>(d)] = 0;
+  }
+  gather(p, in[0], strides, 0, out[0], s);
+}
+
+void transpose(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out,
+               cudaStream_t s) {
+  const Shape& src = in[0].shape();
+  const auto in_strides = src.strides();
+  std::vector<int64_t> strides;
+  for (int64_t a : transpose_axes(p.get<AxesParams>().values, src)) {
+    strides.push_back(in_strides[static_cast<size_t>(a)]);
+  }
+  gather(p, in[0], strides, 0, out[0], s);
+}
+
+void reverse(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out,
+             cudaStream_t s) {
+  const Shape& src = in[0].shape();
+  std::vector<int64_t> strides = src.strides();
+  int64_t base = 0;
+  for (int64_t a : p.get<AxesParams>().values) {
+    const auto d = static_cast<size_t>(normalize_axis(a, src.ndim(), "reverse"));
+    if (src[static_cast<int>(d)] > 0) base += (src[static_cast<int>(d)] - 1) * strides[d];
+    strides[d] = -strides[d];
+  }
+  gather(p, in[0], strides, base, out[0], s);
+}
+
+// SliceChannel: output k is the k-th equal part of the input along the axis.
+void split(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out,
+           cudaStream_t s) {
+  const auto& sp = p.get<SplitParams>();
+  const Shape& src = in[0].shape();
+  const int axis = normalize_axis(sp.axis, src.ndim(), "SliceChannel");
+  const int64_t part = src[axis] / sp.num_outputs;
+  Region r = full_region(src);
+  r.count[static_cast<size_t>(axis)] = part;
+  for (size_t k = 0; k < out.size(); ++k) {
+    r.begin[static_cast<size_t>(axis)] = static_cast<int64_t>(k) * part;
+    auto [strides, base] = region_strides(src, r);
+    if (sp.squeeze_axis) strides.erase(strides.begin() + axis);
+    gather(p, in[0], strides, base, out[k], s);
+  }
+}
+
+// Concat: input k into the output's slab at its offset along the axis.
+void concat(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out,
+            cudaStream_t s) {
+  const Shape& os = out[0].shape();
+  const int axis = normalize_axis(p.get<AxisParams>().axis, os.ndim(), "Concat");
+  const auto out_strides = os.strides();
+  int64_t offset = 0;
+  for (const NDArray& x : in) {
+    const auto x_strides = x.shape().strides();
+    walk(p, x, x.shape().dims(), x_strides, 0, out[0], out_strides,
+         offset * out_strides[static_cast<size_t>(axis)], s);
+    offset += x.shape()[axis];
+  }
+}
+
+// stack: input k at index k of the new axis.
+void stack(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out,
+           cudaStream_t s) {
+  const Shape& os = out[0].shape();
+  const int axis = normalize_axis(p.get<AxisParams>().axis, os.ndim(), "stack");
+  std::vector<int64_t> dst = os.strides();
+  const int64_t step = dst[static_cast<size_t>(axis)];
+  dst.erase(dst.begin() + axis);
+  for (size_t k = 0; k < in.size(); ++k) {
+    const auto x_strides = in[k].shape().strides();
+    walk(p, in[k], in[k].shape().dims(), x_strides, 0, out[0], dst, static_cast<int64_t>(k) * step,
+         s);
+  }
 }
 
 // ---- reductions ----
@@ -891,6 +1042,18 @@ void for_each_cuda_kernel(const std::function<void(std::string_view, Kernel)>& a
   add("_copyto", gpu_kernel<copy, Operands::kCopy>);
   add("Cast", gpu_kernel<cast, Operands::kAnyDtype>);
   add("_copy", gpu_kernel<copy>);
+  // Layout operators move elements of any dtype, every array on the GPU.
+  constexpr Operands kAnyType = Operands::kAnyType;
+  add("slice", gpu_kernel<slice, kAnyType>);
+  add("slice_axis", gpu_kernel<slice_axis, kAnyType>);
+  add("_slice_assign", gpu_kernel<slice_assign, kAnyType>);
+  add("slice_like", gpu_kernel<slice_like, kAnyType>);
+  add("broadcast_to", gpu_kernel<broadcast_to, kAnyType>);
+  add("transpose", gpu_kernel<transpose, kAnyType>);
+  add("reverse", gpu_kernel<reverse, kAnyType>);
+  add("SliceChannel", gpu_kernel<split, kAnyType>);
+  add("Concat", gpu_kernel<concat, kAnyType>);
+  add("stack", gpu_kernel<stack, kAnyType>);
   // Operators whose kernel is a copy (a new shape over the same elements, or the identity).
   for (const char* name : {"Reshape", "Flatten", "expand_dims", "squeeze", "_backward_copy",
                            "_backward_reshape", "LinearRegressionOutput"}) {

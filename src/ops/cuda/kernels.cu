@@ -795,7 +795,45 @@ __global__ void random_kernel(bool uniform, T* out, int64_t n, uint64_t key, dou
   }
 }
 
+template <typename E>
+__global__ void copy_strided_kernel(const E* src, E* dst, int64_t n, Strided s) {
+  NANOMX_CUDA_LOOP(i, n) {
+    int64_t rest = i, from = s.src_base, to = s.dst_base;
+    for (int d = s.ndim - 1; d >= 0; --d) {
+      const int64_t c = rest % s.shape[d];
+      rest /= s.shape[d];
+      from += c * s.src_strides[d];
+      to += c * s.dst_strides[d];
+    }
+    dst[to] = src[from];
+  }
+}
+
 }  // namespace
+
+cudaError_t copy_strided(const void* src, void* dst, size_t elem_bytes, int64_t n, const Strided& s,
+                         cudaStream_t stream) {
+  if (n <= 0) return cudaGetLastError();
+  switch (elem_bytes) {
+    case 1:
+      copy_strided_kernel<<<grid_for(n), kThreads, 0, stream>>>(static_cast<const uint8_t*>(src),
+                                                                static_cast<uint8_t*>(dst), n, s);
+      break;
+    case 2:
+      copy_strided_kernel<<<grid_for(n), kThreads, 0, stream>>>(static_cast<const uint16_t*>(src),
+                                                                static_cast<uint16_t*>(dst), n, s);
+      break;
+    case 4:
+      copy_strided_kernel<<<grid_for(n), kThreads, 0, stream>>>(static_cast<const uint32_t*>(src),
+                                                                static_cast<uint32_t*>(dst), n, s);
+      break;
+    default:
+      copy_strided_kernel<<<grid_for(n), kThreads, 0, stream>>>(static_cast<const uint64_t*>(src),
+                                                                static_cast<uint64_t*>(dst), n, s);
+      break;
+  }
+  return cudaGetLastError();
+}
 
 cudaError_t random_fill(bool uniform, Tensor out, int64_t n, uint64_t key, double a, double b,
                         cudaStream_t stream) {

@@ -189,6 +189,19 @@ enum class UnaryGradOp {
 };
 cudaError_t unary_grad(UnaryGradOp op, ConstTensor dy, ConstTensor v, Tensor dx, int64_t n,
                        double s, cudaStream_t stream);
+// A walk over an index space of `shape`: element at index (i_0, ..., i_{ndim-1}) is read at
+// src_base + sum(i_d * src_strides[d]) and written at dst_base + sum(i_d * dst_strides[d]),
+// in elements (strides may be 0 or negative). The layout operators are all such walks.
+struct Strided {
+  int ndim = 0;
+  int64_t shape[kMaxDims] = {};
+  int64_t src_strides[kMaxDims] = {};
+  int64_t dst_strides[kMaxDims] = {};
+  int64_t src_base = 0, dst_base = 0;
+};
+// Copies the n = prod(shape) elements of `elem_bytes` (2, 4 or 8) bytes each, any dtype.
+cudaError_t copy_strided(const void* src, void* dst, size_t elem_bytes, int64_t n, const Strided& s,
+                         cudaStream_t stream);
 // The binary operators' partial derivatives (ops/backward_ops.cc's table).
 enum class BinaryGradOp { kAdd, kSub, kMul, kDiv, kPower, kMaximum, kMinimum, kHypot, kMod };
 // dl[i] = dy[i] * d(l op r)/dl and dr[i] = dy[i] * d/dr at l[bc.a_strides index], r[bc.b_strides
