@@ -467,6 +467,30 @@ TEST_F(Gpu, LayoutOperators) {
     check("stack", {a, a}, {{"axis", "1"}, {"num_args", "2"}});
     check("_slice_assign", {a, random_array(Shape{2, 5, 3}, 184)},
           {{"begin", "(1, None, 0)"}, {"end", "(3, None, 6)"}, {"step", "(1, 1, 2)"}});
+    check("SwapAxis", {a}, {{"dim1", "0"}, {"dim2", "2"}});
+    check("tile", {a}, {{"reps", "(2, 1, 3)"}});
+    check("tile", {random_array(Shape{3}, 185)}, {{"reps", "(2, 2)"}});
+    check("repeat", {a}, {{"repeats", "2"}, {"axis", "1"}});
+    check("repeat", {a}, {{"repeats", "3"}});
+  }
+}
+
+TEST_F(Gpu, ClipAndArange) {
+  const NDArray x = random_array(Shape{40}, 190, -2.f, 2.f);
+  compare("clip", {x}, {{"a_min", "-0.5"}, {"a_max", "0.75"}});
+  compare("_backward_clip", {random_array(Shape{40}, 191), x},
+          {{"a_min", "-0.5"}, {"a_max", "0.75"}});
+  for (const char* dtype : {"float32", "float64", "float16"}) {
+    const ops::Attrs common = {
+        {"start", "2"}, {"stop", "11"}, {"step", "1.5"}, {"repeat", "2"}, {"dtype", dtype}};
+    ops::Attrs on_cpu = common, on_gpu = common;
+    on_cpu.emplace_back("ctx", "cpu(0)");
+    on_gpu.emplace_back("ctx", "gpu(0)");
+    const NDArray c = ops::invoke("_arange", std::vector<NDArray>{}, on_cpu)[0];
+    const NDArray g = ops::invoke("_arange", std::vector<NDArray>{}, on_gpu)[0];
+    EXPECT_EQ(g.ctx(), gpu());
+    expect_close(cast(g.copy_to(Context::cpu(0)), "float32").to_vector<float>(),
+                 cast(c, "float32").to_vector<float>(), std::string("_arange ") + dtype, 0.f, 0.f);
   }
 }
 

@@ -3,6 +3,7 @@
 // Never run on a GPU yet: see docs/cuda.md.
 #ifdef NANOMX_HAVE_CUDA
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 #include <utility>
@@ -401,6 +402,84 @@ void stack(const ParsedParams& p, std::span<const NDArray> in, std::span<const N
     walk(p, in[k], in[k].shape().dims(), x_strides, 0, out[0], dst, static_cast<int64_t>(k) * step,
          s);
   }
+}
+
+// dst (contiguous) = src walked over the index space `space` with `strides` (tile, repeat,
+// SwapAxis: a space larger than either array's shape, stride 0 on the repeated axes).
+void gather_space(const ParsedParams& p, const NDArray& src, const std::vector<int64_t>& space,
+                  std::span<const int64_t> strides, int64_t base, const NDArray& dst,
+                  cudaStream_t s) {
+  const auto dst_strides = Shape(space).strides();
+  walk(p, src, space, strides, base, dst, dst_strides, 0, s);
+}
+
+void swapaxis(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out,
+              cudaStream_t s) {
+  const auto& a = p.get<AxisParams>();
+  const Shape& sh = in[0].shape();
+  const int d1 = normalize_axis(a.axis, sh.ndim(), "SwapAxis"),
+            d2 = normalize_axis(a.axis2, sh.ndim(), "SwapAxis");
+  std::vector<int64_t> strides = sh.strides();
+  std::swap(strides[static_cast<size_t>(d1)], strides[static_cast<size_t>(d2)]);
+  gather_space(p, in[0], out[0].shape().to_vector(), strides, 0, out[0], s);
+}
+
+// The space (r0, d0, r1, d1, ...) with stride 0 on each repetition axis (at most 4 axes: the
+// walk's 8).
+void tile(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out,
+          cudaStream_t s) {
+  const Shape& sh = in[0].shape();
+  const auto& reps = *p.get<AxisListParams>().axes;
+  const size_t n = std::max(static_cast<size_t>(sh.ndim()), reps.size());
+  std::vector<int64_t> d(n, 1), r(n, 1);
+  std::copy(sh.begin(), sh.end(), d.begin() + static_cast<ptrdiff_t>(n - sh.ndim()));
+  std::copy(reps.begin(), reps.end(), r.begin() + static_cast<ptrdiff_t>(n - reps.size()));
+  const std::vector<int64_t> st = Shape(d).strides();
+  std::vector<int64_t> space, strides;
+  for (size_t i = 0; i < n; ++i) {
+    space.insert(space.end(), {r[i], d[i]});
+    strides.insert(strides.end(), {0, st[i]});
+  }
+  gather_space(p, in[0], space, strides, 0, out[0], s);
+}
+
+// The space (d0, ..., d_axis, repeats, ...) with stride 0 on the repetition axis.
+void repeat(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out,
+            cudaStream_t s) {
+  const auto& a = p.get<AxisParams>();
+  const Shape& sh = in[0].shape();
+  std::vector<int64_t> space, strides;
+  if (!a.opt_axis) {
+    space = {sh.size(), a.count};
+    strides = {1, 0};
+  } else {
+    const int axis = normalize_axis(*a.opt_axis, sh.ndim(), "repeat");
+    space = sh.to_vector();
+    strides = sh.strides();
+    space.insert(space.begin() + axis + 1, a.count);
+    strides.insert(strides.begin() + axis + 1, 0);
+  }
+  gather_space(p, in[0], space, strides, 0, out[0], s);
+}
+
+void clip(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out,
+          cudaStream_t s) {
+  const auto& c = p.get<ClipParams>();
+  check_launch(p, cu::clip(f(in[0]), fw(out[0]), out[0].size(), c.lo, c.hi, s));
+}
+
+// _backward_clip (dy, x): dy where x was inside [lo, hi].
+void clip_backward(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out,
+                   cudaStream_t s) {
+  const auto& c = p.get<ClipParams>();
+  check_launch(p, cu::clip_grad(f(in[0]), f(in[1]), fw(out[0]), out[0].size(), c.lo, c.hi, s));
+}
+
+void arange(const ParsedParams& p, std::span<const NDArray>, std::span<const NDArray> out,
+            cudaStream_t s) {
+  const auto& r = p.get<RangeParams>();
+  const double start = r.stop ? r.start : (r.infer_range ? r.start : 0);
+  check_launch(p, cu::arange(fw(out[0]), out[0].size(), start, r.step, r.repeat, s));
 }
 
 // ---- reductions ----
@@ -1054,6 +1133,12 @@ void for_each_cuda_kernel(const std::function<void(std::string_view, Kernel)>& a
   add("SliceChannel", gpu_kernel<split, kAnyType>);
   add("Concat", gpu_kernel<concat, kAnyType>);
   add("stack", gpu_kernel<stack, kAnyType>);
+  add("SwapAxis", gpu_kernel<swapaxis, kAnyType>);
+  add("tile", gpu_kernel<tile, kAnyType>);
+  add("repeat", gpu_kernel<repeat, kAnyType>);
+  add("clip", gpu_kernel<clip>);
+  add("_backward_clip", gpu_kernel<clip_backward>);
+  add("_arange", gpu_kernel<arange>);
   // Operators whose kernel is a copy (a new shape over the same elements, or the identity).
   for (const char* name : {"Reshape", "Flatten", "expand_dims", "squeeze", "_backward_copy",
                            "_backward_reshape", "LinearRegressionOutput"}) {

@@ -795,6 +795,35 @@ __global__ void random_kernel(bool uniform, T* out, int64_t n, uint64_t key, dou
   }
 }
 
+template <typename T>
+__global__ void clip_kernel(const T* x, T* out, int64_t n, Acc<T> lo, Acc<T> hi) {
+  NANOMX_CUDA_LOOP(i, n) {
+    const Acc<T> v = widen(x[i]);
+    out[i] = narrow<T>(v > hi ? hi : (v < lo ? lo : v));
+  }
+}
+
+template <typename T>
+__global__ void clip_grad_kernel(const T* dy, const T* x, T* dx, int64_t n, double lo, double hi) {
+  NANOMX_CUDA_LOOP(i, n) {
+    const double v = widen(x[i]);
+    dx[i] = v < lo || v > hi ? narrow<T>(Acc<T>(0)) : dy[i];
+  }
+}
+
+template <typename T>
+__global__ void arange_kernel(T* out, int64_t n, Acc<T> start, Acc<T> step, int64_t repeat) {
+  NANOMX_CUDA_LOOP(i, n) { out[i] = narrow<T>(start + static_cast<Acc<T>>(i / repeat) * step); }
+}
+
+// A host-side rounding of v to T's precision, as the CPU rounds scalars to the array's type.
+template <typename T>
+Acc<T> rounded(double v) {
+  Acc<T> a = static_cast<Acc<T>>(v);
+  if constexpr (std::is_same_v<T, __half>) a = __half2float(__float2half(a));
+  return a;
+}
+
 template <typename E>
 __global__ void copy_strided_kernel(const E* src, E* dst, int64_t n, Strided s) {
   NANOMX_CUDA_LOOP(i, n) {
@@ -810,6 +839,41 @@ __global__ void copy_strided_kernel(const E* src, E* dst, int64_t n, Strided s) 
 }
 
 }  // namespace
+
+cudaError_t clip(ConstTensor x, Tensor out, int64_t n, double lo, double hi, cudaStream_t stream) {
+  if (n > 0) {
+    dispatch(out.elem, [&](auto tag) {
+      using T = decltype(tag);
+      clip_kernel<T><<<grid_for(n), kThreads, 0, stream>>>(as<T>(x), as<T>(out), n, rounded<T>(lo),
+                                                           rounded<T>(hi));
+    });
+  }
+  return cudaGetLastError();
+}
+
+cudaError_t clip_grad(ConstTensor dy, ConstTensor x, Tensor dx, int64_t n, double lo, double hi,
+                      cudaStream_t stream) {
+  if (n > 0) {
+    dispatch(dx.elem, [&](auto tag) {
+      using T = decltype(tag);
+      clip_grad_kernel<T>
+          <<<grid_for(n), kThreads, 0, stream>>>(as<T>(dy), as<T>(x), as<T>(dx), n, lo, hi);
+    });
+  }
+  return cudaGetLastError();
+}
+
+cudaError_t arange(Tensor out, int64_t n, double start, double step, int64_t repeat,
+                   cudaStream_t stream) {
+  if (n > 0) {
+    dispatch(out.elem, [&](auto tag) {
+      using T = decltype(tag);
+      arange_kernel<T><<<grid_for(n), kThreads, 0, stream>>>(as<T>(out), n, rounded<T>(start),
+                                                             rounded<T>(step), repeat);
+    });
+  }
+  return cudaGetLastError();
+}
 
 cudaError_t copy_strided(const void* src, void* dst, size_t elem_bytes, int64_t n, const Strided& s,
                          cudaStream_t stream) {
@@ -877,9 +941,8 @@ cudaError_t scalar(BinaryOp op, bool reversed, ConstTensor x, double s, Tensor o
   if (n > 0) {
     dispatch(out.elem, [&](auto tag) {
       using T = decltype(tag);
-      Acc<T> sv = static_cast<Acc<T>>(s);
       // The scalar in the array's type first, as the CPU kernel (a float16's 0.1 is 0.0999...).
-      if constexpr (std::is_same_v<T, __half>) sv = __half2float(__float2half(sv));
+      const Acc<T> sv = rounded<T>(s);
       scalar_kernel<T>
           <<<grid_for(n), kThreads, 0, stream>>>(op, reversed, as<T>(x), sv, as<T>(out), n);
     });

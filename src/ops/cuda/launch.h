@@ -189,6 +189,14 @@ enum class UnaryGradOp {
 };
 cudaError_t unary_grad(UnaryGradOp op, ConstTensor dy, ConstTensor v, Tensor dx, int64_t n,
                        double s, cudaStream_t stream);
+// clip: out = min(max(x, lo), hi) (lo and hi rounded to x's type first, as the CPU); its
+// gradient dx = dy where lo <= x <= hi, else 0.
+cudaError_t clip(ConstTensor x, Tensor out, int64_t n, double lo, double hi, cudaStream_t stream);
+cudaError_t clip_grad(ConstTensor dy, ConstTensor x, Tensor dx, int64_t n, double lo, double hi,
+                      cudaStream_t stream);
+// _arange: out[i] = start + (i / repeat) * step (start and step rounded to out's type first).
+cudaError_t arange(Tensor out, int64_t n, double start, double step, int64_t repeat,
+                   cudaStream_t stream);
 // A walk over an index space of `shape`: element at index (i_0, ..., i_{ndim-1}) is read at
 // src_base + sum(i_d * src_strides[d]) and written at dst_base + sum(i_d * dst_strides[d]),
 // in elements (strides may be 0 or negative). The layout operators are all such walks.
