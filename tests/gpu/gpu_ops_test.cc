@@ -475,6 +475,40 @@ TEST_F(Gpu, LayoutOperators) {
   }
 }
 
+// Indexing with float and integer indices, out-of-range ones clipped, wrapped or refused.
+TEST_F(Gpu, Indexing) {
+  const NDArray table = random_array(Shape{10, 4}, 200);
+  const float raw[] = {0.f, 3.f, 9.f, 12.f, -1.f, 2.7f};
+  NDArray idx(Shape{2, 3}, Context::cpu(0));
+  idx.sync_copy_from_cpu(raw, sizeof raw);
+  for (const char* itype : {"float32", "int32", "int64"}) {
+    const NDArray i = cast(idx, itype);
+    compare("take", {table, i}, {}, 0.f, 0.f);  // clip
+    compare("take", {table, i}, {{"mode", "wrap"}}, 0.f, 0.f);
+    compare("take", {table, i}, {{"axis", "1"}, {"mode", "wrap"}}, 0.f, 0.f);
+    compare("one_hot", {i}, {{"depth", "10"}, {"on_value", "2"}, {"off_value", "-1"}}, 0.f, 0.f);
+  }
+  try {  // raise: an index out of range is an error naming it
+    ops::invoke("take",
+                std::vector<NDArray>{table.copy_to(gpu()), cast(idx, "int32").copy_to(gpu())},
+                {{"mode", "raise"}})[0]
+        .wait_to_read();
+    FAIL() << "take in raise mode accepted an index out of range";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("out of bound"), std::string::npos) << e.what();
+  }
+  const NDArray data = random_array(Shape{6, 5}, 201);
+  const float picks[] = {0.f, 4.f, 2.f, 7.f, -3.f, 1.f};
+  NDArray pi(Shape{6}, Context::cpu(0));
+  pi.sync_copy_from_cpu(picks, sizeof picks);
+  compare("pick", {data, pi}, {{"axis", "1"}}, 0.f, 0.f);
+  compare("pick", {data, pi}, {{"axis", "1"}, {"mode", "wrap"}}, 0.f, 0.f);
+  const NDArray cond = cast(random_array(Shape{6, 5}, 202, -1.f, 1.f), "int32");
+  compare("where", {cond, data, random_array(Shape{6, 5}, 203)}, {}, 0.f, 0.f);
+  compare("where", {random_array(Shape{6}, 204, -1.f, 1.f), data, random_array(Shape{6, 5}, 205)},
+          {}, 0.f, 0.f);
+}
+
 TEST_F(Gpu, ClipAndArange) {
   const NDArray x = random_array(Shape{40}, 190, -2.f, 2.f);
   compare("clip", {x}, {{"a_min", "-0.5"}, {"a_max", "0.75"}});

@@ -482,6 +482,115 @@ void arange(const ParsedParams& p, std::span<const NDArray>, std::span<const NDA
   check_launch(p, cu::arange(fw(out[0]), out[0].size(), start, r.step, r.repeat, s));
 }
 
+// ---- indexing ----
+
+// An index (or condition) array as the kernels read it: any of the float and integer types
+// MXNet uses for indices.
+cu::Indices indices_of(const ParsedParams& p, const NDArray& a) {
+  cu::IndexType t;
+  switch (a.dtype()) {
+    case DType::kFloat32:
+      t = cu::IndexType::kF32;
+      break;
+    case DType::kFloat64:
+      t = cu::IndexType::kF64;
+      break;
+    case DType::kFloat16:
+      t = cu::IndexType::kF16;
+      break;
+    case DType::kInt32:
+      t = cu::IndexType::kI32;
+      break;
+    case DType::kInt64:
+      t = cu::IndexType::kI64;
+      break;
+    case DType::kUint8:
+      t = cu::IndexType::kU8;
+      break;
+    case DType::kInt8:
+      t = cu::IndexType::kI8;
+      break;
+    default:
+      NANOMX_THROW() << p.op() << ": the CUDA kernel reads indices of the float types, int32, "
+                     << "int64, uint8 and int8, not " << dtype_name(a.dtype());
+  }
+  return {a.data(), t};
+}
+
+// take (data, indices): rows of data along the axis. In raise mode an index out of range is an
+// error, which needs the kernel's result: the worker waits for its stream then (the other modes
+// never wait).
+void take(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out,
+          cudaStream_t s) {
+  const auto& t = p.get<TakeParams>();
+  const Shape& a = in[0].shape();
+  const int axis = normalize_axis(t.axis, a.ndim(), "take");
+  int64_t outer = 1, inner = 1;
+  for (int d = 0; d < axis; ++d) outer *= a[d];
+  for (int d = axis + 1; d < a.ndim(); ++d) inner *= a[d];
+  const int64_t n = a[axis], m = in[1].size();
+  if (out[0].size() == 0) return;
+  NANOMX_CHECK(n > 0) << "take: cannot take from an empty axis " << axis << " of " << a;
+  const int mode = t.mode == TakeParams::kClip ? 0 : t.mode == TakeParams::kWrap ? 1 : 2;
+  const cu::Indices idx = indices_of(p, in[1]);
+  if (mode != 2) {
+    check_launch(p, cu::take(in[0].data(), idx, out[0].data(), dtype_size(out[0].dtype()), outer, n,
+                             inner, m, mode, nullptr, s));
+    return;
+  }
+  void* bad = nullptr;
+  NANOMX_CUDA_CALL(cudaMallocAsync(&bad, sizeof(int64_t), s));
+  int64_t position = -1;
+  cudaError_t status = cudaMemsetAsync(bad, 0xFF, sizeof(int64_t), s);
+  if (status == cudaSuccess) {
+    status = cu::take(in[0].data(), idx, out[0].data(), dtype_size(out[0].dtype()), outer, n, inner,
+                      m, mode, static_cast<int64_t*>(bad), s);
+  }
+  if (status == cudaSuccess) {
+    status = cudaMemcpyAsync(&position, bad, sizeof position, cudaMemcpyDeviceToHost, s);
+  }
+  if (status == cudaSuccess) status = cudaStreamSynchronize(s);
+  (void)cudaFreeAsync(bad, s);
+  check_launch(p, status);
+  NANOMX_CHECK(position < 0) << "take: take operator contains indices out of bound (index "
+                             << position << " for axis " << axis << " of size " << n << ")";
+}
+
+// pick (data, index): one element along the axis per position.
+void pick(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out,
+          cudaStream_t s) {
+  const auto& pp = p.get<PickParams>();
+  const Shape& data = in[0].shape();
+  const int axis = normalize_axis(pp.axis, data.ndim(), "pick");
+  int64_t outer = 1, inner = 1;
+  for (int d = 0; d < axis; ++d) outer *= data[d];
+  for (int d = axis + 1; d < data.ndim(); ++d) inner *= data[d];
+  if (out[0].size() == 0) return;
+  NANOMX_CHECK(data[axis] > 0) << "pick: cannot pick from an empty axis";
+  check_launch(p, cu::pick(in[0].data(), indices_of(p, in[1]), out[0].data(),
+                           dtype_size(out[0].dtype()), outer, data[axis], inner, pp.wrap, s));
+}
+
+void one_hot(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out,
+             cudaStream_t s) {
+  const auto& oh = p.get<OneHotParams>();
+  const DType t = out[0].dtype();
+  NANOMX_CHECK(t == DType::kFloat32 || t == DType::kFloat64 || t == DType::kFloat16)
+      << "one_hot: the CUDA kernel writes float32, float64 and float16, not " << dtype_name(t);
+  check_launch(
+      p, cu::one_hot(indices_of(p, in[0]), fw(out[0]), in[0].size(), oh.depth, oh.on, oh.off, s));
+}
+
+// where (condition, x, y): the condition of x's shape, or one per row of x.
+void where(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out,
+           cudaStream_t s) {
+  const int64_t n = out[0].size();
+  if (n == 0) return;
+  const int64_t row = in[0].shape() != in[1].shape() ? n / in[0].size() : 1;
+  check_launch(p, cu::where(indices_of(p, in[0]), in[1].data(), in[2].data(), out[0].data(),
+                            dtype_size(out[0].dtype()), n, row, s));
+}
+
 // ---- reductions ----
 
 // sum / mean over any set of axes: one pass per run of adjacent reduced axes, the last run
@@ -1139,6 +1248,10 @@ void for_each_cuda_kernel(const std::function<void(std::string_view, Kernel)>& a
   add("clip", gpu_kernel<clip>);
   add("_backward_clip", gpu_kernel<clip_backward>);
   add("_arange", gpu_kernel<arange>);
+  add("take", gpu_kernel<take, kAnyType>);
+  add("pick", gpu_kernel<pick, kAnyType>);
+  add("one_hot", gpu_kernel<one_hot, kAnyType>);
+  add("where", gpu_kernel<where, kAnyType>);
   // Operators whose kernel is a copy (a new shape over the same elements, or the identity).
   for (const char* name : {"Reshape", "Flatten", "expand_dims", "squeeze", "_backward_copy",
                            "_backward_reshape", "LinearRegressionOutput"}) {

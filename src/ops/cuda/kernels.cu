@@ -824,6 +824,98 @@ Acc<T> rounded(double v) {
   return a;
 }
 
+__device__ __forceinline__ double index_as_double(Indices idx, int64_t i) {
+  switch (idx.type) {
+    case IndexType::kF32:
+      return static_cast<const float*>(idx.data)[i];
+    case IndexType::kF64:
+      return static_cast<const double*>(idx.data)[i];
+    case IndexType::kF16:
+      return __half2float(static_cast<const __half*>(idx.data)[i]);
+    case IndexType::kI32:
+      return static_cast<const int32_t*>(idx.data)[i];
+    case IndexType::kI64:
+      return static_cast<double>(static_cast<const int64_t*>(idx.data)[i]);
+    case IndexType::kU8:
+      return static_cast<const uint8_t*>(idx.data)[i];
+    case IndexType::kI8:
+      return static_cast<const int8_t*>(idx.data)[i];
+  }
+  return 0;
+}
+
+// The CPU's index_of: floats truncate toward zero; NaN and infinities are out of every range.
+__device__ __forceinline__ int64_t index_at(Indices idx, int64_t i) {
+  if (idx.type == IndexType::kI64) return static_cast<const int64_t*>(idx.data)[i];
+  const double d = index_as_double(idx, i);
+  return isfinite(d) ? static_cast<int64_t>(d) : INT64_MIN;
+}
+
+template <typename E>
+__global__ void take_kernel(const E* x, Indices idx, E* out, int64_t outer, int64_t n,
+                            int64_t inner, int64_t m, int mode, int64_t* bad) {
+  NANOMX_CUDA_LOOP(e, outer * m * inner) {
+    const int64_t i = e % inner, j = (e / inner) % m, o = e / (inner * m);
+    int64_t k = index_at(idx, j);
+    if (mode == 0) {
+      k = k < 0 ? 0 : (k >= n ? n - 1 : k);
+    } else if (mode == 1) {
+      k = ((k % n) + n) % n;
+    } else {
+      if (k < -n || k >= n) {
+        atomicCAS(reinterpret_cast<unsigned long long*>(bad), ~0ull,
+                  static_cast<unsigned long long>(j));
+        continue;
+      }
+      if (k < 0) k += n;
+    }
+    out[e] = x[(o * n + k) * inner + i];
+  }
+}
+
+template <typename E>
+__global__ void pick_kernel(const E* x, Indices idx, E* out, int64_t outer, int64_t len,
+                            int64_t inner, bool wrap) {
+  NANOMX_CUDA_LOOP(e, outer * inner) {
+    const int64_t o = e / inner, i = e % inner;
+    int64_t k = index_at(idx, e);
+    k = wrap ? ((k % len) + len) % len : (k < 0 ? 0 : (k >= len ? len - 1 : k));
+    out[e] = x[(o * len + k) * inner + i];
+  }
+}
+
+template <typename T>
+__global__ void one_hot_kernel(Indices idx, T* out, int64_t n, int64_t depth, Acc<T> on,
+                               Acc<T> off) {
+  NANOMX_CUDA_LOOP(e, n * depth) {
+    out[e] = narrow<T>(index_at(idx, e / depth) == e % depth ? on : off);
+  }
+}
+
+template <typename E>
+__global__ void where_kernel(Indices cond, const E* x, const E* y, E* out, int64_t n, int64_t row) {
+  NANOMX_CUDA_LOOP(i, n) { out[i] = index_as_double(cond, i / row) != 0 ? x[i] : y[i]; }
+}
+
+// Calls f(E{}) with E an unsigned integer of elem_bytes bytes: kernels that move elements.
+template <typename F>
+void by_size(size_t elem_bytes, F&& f) {
+  switch (elem_bytes) {
+    case 1:
+      f(uint8_t{});
+      break;
+    case 2:
+      f(uint16_t{});
+      break;
+    case 4:
+      f(uint32_t{});
+      break;
+    default:
+      f(uint64_t{});
+      break;
+  }
+}
+
 template <typename E>
 __global__ void copy_strided_kernel(const E* src, E* dst, int64_t n, Strided s) {
   NANOMX_CUDA_LOOP(i, n) {
@@ -877,24 +969,61 @@ cudaError_t arange(Tensor out, int64_t n, double start, double step, int64_t rep
 
 cudaError_t copy_strided(const void* src, void* dst, size_t elem_bytes, int64_t n, const Strided& s,
                          cudaStream_t stream) {
-  if (n <= 0) return cudaGetLastError();
-  switch (elem_bytes) {
-    case 1:
-      copy_strided_kernel<<<grid_for(n), kThreads, 0, stream>>>(static_cast<const uint8_t*>(src),
-                                                                static_cast<uint8_t*>(dst), n, s);
-      break;
-    case 2:
-      copy_strided_kernel<<<grid_for(n), kThreads, 0, stream>>>(static_cast<const uint16_t*>(src),
-                                                                static_cast<uint16_t*>(dst), n, s);
-      break;
-    case 4:
-      copy_strided_kernel<<<grid_for(n), kThreads, 0, stream>>>(static_cast<const uint32_t*>(src),
-                                                                static_cast<uint32_t*>(dst), n, s);
-      break;
-    default:
-      copy_strided_kernel<<<grid_for(n), kThreads, 0, stream>>>(static_cast<const uint64_t*>(src),
-                                                                static_cast<uint64_t*>(dst), n, s);
-      break;
+  if (n > 0) {
+    by_size(elem_bytes, [&](auto tag) {
+      using E = decltype(tag);
+      copy_strided_kernel<<<grid_for(n), kThreads, 0, stream>>>(static_cast<const E*>(src),
+                                                                static_cast<E*>(dst), n, s);
+    });
+  }
+  return cudaGetLastError();
+}
+
+cudaError_t take(const void* x, Indices idx, void* out, size_t elem_bytes, int64_t outer, int64_t n,
+                 int64_t inner, int64_t m, int mode, int64_t* bad, cudaStream_t stream) {
+  const int64_t total = outer * m * inner;
+  if (total > 0) {
+    by_size(elem_bytes, [&](auto tag) {
+      using E = decltype(tag);
+      take_kernel<<<grid_for(total), kThreads, 0, stream>>>(
+          static_cast<const E*>(x), idx, static_cast<E*>(out), outer, n, inner, m, mode, bad);
+    });
+  }
+  return cudaGetLastError();
+}
+
+cudaError_t pick(const void* x, Indices idx, void* out, size_t elem_bytes, int64_t outer,
+                 int64_t len, int64_t inner, bool wrap, cudaStream_t stream) {
+  if (outer * inner > 0) {
+    by_size(elem_bytes, [&](auto tag) {
+      using E = decltype(tag);
+      pick_kernel<<<grid_for(outer * inner), kThreads, 0, stream>>>(
+          static_cast<const E*>(x), idx, static_cast<E*>(out), outer, len, inner, wrap);
+    });
+  }
+  return cudaGetLastError();
+}
+
+cudaError_t one_hot(Indices idx, Tensor out, int64_t n, int64_t depth, double on, double off,
+                    cudaStream_t stream) {
+  if (n * depth > 0) {
+    dispatch(out.elem, [&](auto tag) {
+      using T = decltype(tag);
+      one_hot_kernel<T><<<grid_for(n * depth), kThreads, 0, stream>>>(
+          idx, as<T>(out), n, depth, rounded<T>(on), rounded<T>(off));
+    });
+  }
+  return cudaGetLastError();
+}
+
+cudaError_t where(Indices cond, const void* x, const void* y, void* out, size_t elem_bytes,
+                  int64_t n, int64_t row, cudaStream_t stream) {
+  if (n > 0) {
+    by_size(elem_bytes, [&](auto tag) {
+      using E = decltype(tag);
+      where_kernel<<<grid_for(n), kThreads, 0, stream>>>(
+          cond, static_cast<const E*>(x), static_cast<const E*>(y), static_cast<E*>(out), n, row);
+    });
   }
   return cudaGetLastError();
 }

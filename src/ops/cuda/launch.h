@@ -197,6 +197,29 @@ cudaError_t clip_grad(ConstTensor dy, ConstTensor x, Tensor dx, int64_t n, doubl
 // _arange: out[i] = start + (i / repeat) * step (start and step rounded to out's type first).
 cudaError_t arange(Tensor out, int64_t n, double start, double step, int64_t repeat,
                    cudaStream_t stream);
+// An array of indices (or conditions) of any numeric type; floats truncate toward zero, NaN and
+// infinities read as INT64_MIN (out of every range), as the CPU's index_of.
+enum class IndexType { kF32, kF64, kF16, kI32, kI64, kU8, kI8 };
+struct Indices {
+  const void* data = nullptr;
+  IndexType type = IndexType::kF32;
+};
+// take along an axis of x viewed as (outer, n, inner): out[(o * m + j) * inner + i] =
+// x[(o * n + k_j) * inner + i], k_j = idx[j] clipped (mode 0), wrapped (1) or, raising (2), the
+// index as given (negative from the end); an index out of range in mode 2 is written to
+// *bad (its position; bad holds -1 before) and its row left unwritten.
+cudaError_t take(const void* x, Indices idx, void* out, size_t elem_bytes, int64_t outer, int64_t n,
+                 int64_t inner, int64_t m, int mode, int64_t* bad, cudaStream_t stream);
+// pick: out[o * inner + i] = x[(o * len + k) * inner + i], k = idx[o * inner + i] clipped or
+// (wrap) wrapped.
+cudaError_t pick(const void* x, Indices idx, void* out, size_t elem_bytes, int64_t outer,
+                 int64_t len, int64_t inner, bool wrap, cudaStream_t stream);
+// one_hot: out[i * depth + j] = on if j == idx[i] else off.
+cudaError_t one_hot(Indices idx, Tensor out, int64_t n, int64_t depth, double on, double off,
+                    cudaStream_t stream);
+// where: out[i] = cond[i / row] != 0 ? x[i] : y[i] (row > 1: one condition per row of x).
+cudaError_t where(Indices cond, const void* x, const void* y, void* out, size_t elem_bytes,
+                  int64_t n, int64_t row, cudaStream_t stream);
 // A walk over an index space of `shape`: element at index (i_0, ..., i_{ndim-1}) is read at
 // src_base + sum(i_d * src_strides[d]) and written at dst_base + sum(i_d * dst_strides[d]),
 // in elements (strides may be 0 or negative). The layout operators are all such walks.
