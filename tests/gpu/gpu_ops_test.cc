@@ -526,6 +526,29 @@ TEST_F(Gpu, ClipAndArange) {
     expect_close(cast(g.copy_to(Context::cpu(0)), "float32").to_vector<float>(),
                  cast(c, "float32").to_vector<float>(), std::string("_arange ") + dtype, 0.f, 0.f);
   }
+  // The other creation operators without inputs, made on both devices.
+  const std::pair<const char*, ops::Attrs> made[] = {
+      {"_linspace", {{"start", "-1"}, {"stop", "2"}, {"num", "7"}}},
+      {"_linspace", {{"start", "0"}, {"stop", "1"}, {"num", "5"}, {"endpoint", "False"}}},
+      {"_eye", {{"N", "4"}, {"M", "6"}, {"k", "1"}}},
+      {"_eye", {{"N", "5"}, {"k", "-2"}}},
+  };
+  for (const auto& [op, attrs] : made) {
+    ops::Attrs on_cpu = attrs, on_gpu = attrs;
+    on_cpu.emplace_back("ctx", "cpu(0)");
+    on_gpu.emplace_back("ctx", "gpu(0)");
+    const NDArray c = ops::invoke(op, std::vector<NDArray>{}, on_cpu)[0];
+    const NDArray g = ops::invoke(op, std::vector<NDArray>{}, on_gpu)[0];
+    EXPECT_EQ(g.shape(), c.shape()) << op;
+    expect_close(g.copy_to(Context::cpu(0)).to_vector<float>(), c.to_vector<float>(), op, 0.f,
+                 1e-7f);
+  }
+  compare("_slice_assign_scalar", {random_array(Shape{4, 5}, 192)},
+          {{"begin", "(1, 0)"}, {"end", "(3, 5)"}, {"step", "(1, 2)"}, {"scalar", "7.5"}});
+  const float cols[] = {0.f, 4.f, 9.f, -1.f};
+  NDArray which(Shape{4}, Context::cpu(0));
+  which.sync_copy_from_cpu(cols, sizeof cols);
+  compare("batch_take", {random_array(Shape{4, 5}, 193), which}, {}, 0.f, 0.f);
 }
 
 TEST_F(Gpu, CopiesOfShapeOpsAndRegression) {

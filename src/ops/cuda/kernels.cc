@@ -482,6 +482,42 @@ void arange(const ParsedParams& p, std::span<const NDArray>, std::span<const NDA
   check_launch(p, cu::arange(fw(out[0]), out[0].size(), start, r.step, r.repeat, s));
 }
 
+void linspace(const ParsedParams& p, std::span<const NDArray>, std::span<const NDArray> out,
+              cudaStream_t s) {
+  const auto& r = p.get<RangeParams>();
+  const double den = static_cast<double>(r.endpoint ? r.num - 1 : r.num);
+  const double step = den > 0 ? (*r.stop - r.start) / den : 0;
+  check_launch(p, cu::linspace(fw(out[0]), out[0].size(), r.start, step, s));
+}
+
+void eye(const ParsedParams& p, std::span<const NDArray>, std::span<const NDArray> out,
+         cudaStream_t s) {
+  const Shape& sh = out[0].shape();
+  check_launch(p, cu::eye(fw(out[0]), sh[0], sh[1], p.get<RangeParams>().k, s));
+}
+
+// _slice_assign_scalar: out = data with the region set to the scalar.
+void slice_assign_scalar(const ParsedParams& p, std::span<const NDArray> in,
+                         std::span<const NDArray> out, cudaStream_t s) {
+  const auto& sp = p.get<SliceParams>();
+  const Region r = slice_region(p.op(), sp.begin, sp.end, sp.step, in[0].shape(), "data");
+  copy(p, in.first(1), out, s);
+  const auto [strides, base] = region_strides(out[0].shape(), r);
+  NANOMX_CHECK(r.count.size() <= static_cast<size_t>(cu::kMaxDims))
+      << p.op() << ": " << r.count.size() << " axes; the CUDA kernel handles up to "
+      << cu::kMaxDims;
+  cu::Strided w;
+  w.ndim = static_cast<int>(r.count.size());
+  int64_t n = 1;
+  for (size_t d = 0; d < r.count.size(); ++d) {
+    w.shape[d] = r.count[d];
+    w.dst_strides[d] = strides[d];
+    n *= r.count[d];
+  }
+  w.dst_base = base;
+  check_launch(p, cu::fill_strided(fw(out[0]), sp.scalar, n, w, s));
+}
+
 // ---- indexing ----
 
 // An index (or condition) array as the kernels read it: any of the float and integer types
@@ -569,6 +605,16 @@ void pick(const ParsedParams& p, std::span<const NDArray> in, std::span<const ND
   NANOMX_CHECK(data[axis] > 0) << "pick: cannot pick from an empty axis";
   check_launch(p, cu::pick(in[0].data(), indices_of(p, in[1]), out[0].data(),
                            dtype_size(out[0].dtype()), outer, data[axis], inner, pp.wrap, s));
+}
+
+// batch_take (data (..., cols), indices): one element per row, the index clipped.
+void batch_take(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out,
+                cudaStream_t s) {
+  const Shape& a = in[0].shape();
+  const int64_t cols = a[a.ndim() - 1], rows = in[1].size();
+  if (rows == 0) return;
+  check_launch(p, cu::pick(in[0].data(), indices_of(p, in[1]), out[0].data(),
+                           dtype_size(out[0].dtype()), rows, cols, 1, false, s));
 }
 
 void one_hot(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out,
@@ -1252,6 +1298,10 @@ void for_each_cuda_kernel(const std::function<void(std::string_view, Kernel)>& a
   add("pick", gpu_kernel<pick, kAnyType>);
   add("one_hot", gpu_kernel<one_hot, kAnyType>);
   add("where", gpu_kernel<where, kAnyType>);
+  add("_linspace", gpu_kernel<linspace>);
+  add("_eye", gpu_kernel<eye>);
+  add("_slice_assign_scalar", gpu_kernel<slice_assign_scalar>);
+  add("batch_take", gpu_kernel<batch_take, kAnyType>);
   // Operators whose kernel is a copy (a new shape over the same elements, or the identity).
   for (const char* name : {"Reshape", "Flatten", "expand_dims", "squeeze", "_backward_copy",
                            "_backward_reshape", "LinearRegressionOutput"}) {

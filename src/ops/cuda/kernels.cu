@@ -916,6 +916,33 @@ void by_size(size_t elem_bytes, F&& f) {
   }
 }
 
+template <typename T>
+__global__ void linspace_kernel(T* out, int64_t n, double start, double step) {
+  NANOMX_CUDA_LOOP(i, n) {
+    out[i] = narrow<T>(static_cast<Acc<T>>(start + step * static_cast<double>(i)));
+  }
+}
+
+template <typename T>
+__global__ void eye_kernel(T* out, int64_t rows, int64_t cols, int64_t k) {
+  NANOMX_CUDA_LOOP(e, rows * cols) {
+    out[e] = narrow<T>(e % cols - e / cols == k ? Acc<T>(1) : Acc<T>(0));
+  }
+}
+
+template <typename T>
+__global__ void fill_strided_kernel(T* dst, Acc<T> value, int64_t n, Strided s) {
+  const T v = narrow<T>(value);
+  NANOMX_CUDA_LOOP(i, n) {
+    int64_t rest = i, to = s.dst_base;
+    for (int d = s.ndim - 1; d >= 0; --d) {
+      to += (rest % s.shape[d]) * s.dst_strides[d];
+      rest /= s.shape[d];
+    }
+    dst[to] = v;
+  }
+}
+
 template <typename E>
 __global__ void copy_strided_kernel(const E* src, E* dst, int64_t n, Strided s) {
   NANOMX_CUDA_LOOP(i, n) {
@@ -974,6 +1001,38 @@ cudaError_t copy_strided(const void* src, void* dst, size_t elem_bytes, int64_t 
       using E = decltype(tag);
       copy_strided_kernel<<<grid_for(n), kThreads, 0, stream>>>(static_cast<const E*>(src),
                                                                 static_cast<E*>(dst), n, s);
+    });
+  }
+  return cudaGetLastError();
+}
+
+cudaError_t fill_strided(Tensor dst, double value, int64_t n, const Strided& s,
+                         cudaStream_t stream) {
+  if (n > 0) {
+    dispatch(dst.elem, [&](auto tag) {
+      using T = decltype(tag);
+      fill_strided_kernel<T>
+          <<<grid_for(n), kThreads, 0, stream>>>(as<T>(dst), rounded<T>(value), n, s);
+    });
+  }
+  return cudaGetLastError();
+}
+
+cudaError_t linspace(Tensor out, int64_t n, double start, double step, cudaStream_t stream) {
+  if (n > 0) {
+    dispatch(out.elem, [&](auto tag) {
+      using T = decltype(tag);
+      linspace_kernel<T><<<grid_for(n), kThreads, 0, stream>>>(as<T>(out), n, start, step);
+    });
+  }
+  return cudaGetLastError();
+}
+
+cudaError_t eye(Tensor out, int64_t rows, int64_t cols, int64_t k, cudaStream_t stream) {
+  if (rows * cols > 0) {
+    dispatch(out.elem, [&](auto tag) {
+      using T = decltype(tag);
+      eye_kernel<T><<<grid_for(rows * cols), kThreads, 0, stream>>>(as<T>(out), rows, cols, k);
     });
   }
   return cudaGetLastError();

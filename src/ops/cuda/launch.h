@@ -220,6 +220,10 @@ cudaError_t one_hot(Indices idx, Tensor out, int64_t n, int64_t depth, double on
 // where: out[i] = cond[i / row] != 0 ? x[i] : y[i] (row > 1: one condition per row of x).
 cudaError_t where(Indices cond, const void* x, const void* y, void* out, size_t elem_bytes,
                   int64_t n, int64_t row, cudaStream_t stream);
+// _linspace: out[i] = start + step * i, in double; _eye: out (rows x cols) = 1 on the k-th
+// diagonal, 0 elsewhere.
+cudaError_t linspace(Tensor out, int64_t n, double start, double step, cudaStream_t stream);
+cudaError_t eye(Tensor out, int64_t rows, int64_t cols, int64_t k, cudaStream_t stream);
 // A walk over an index space of `shape`: element at index (i_0, ..., i_{ndim-1}) is read at
 // src_base + sum(i_d * src_strides[d]) and written at dst_base + sum(i_d * dst_strides[d]),
 // in elements (strides may be 0 or negative). The layout operators are all such walks.
@@ -232,6 +236,9 @@ struct Strided {
 };
 // Copies the n = prod(shape) elements of `elem_bytes` (2, 4 or 8) bytes each, any dtype.
 cudaError_t copy_strided(const void* src, void* dst, size_t elem_bytes, int64_t n, const Strided& s,
+                         cudaStream_t stream);
+// Writes `value` (rounded to dst's type) at the n positions the walk's dst side visits.
+cudaError_t fill_strided(Tensor dst, double value, int64_t n, const Strided& s,
                          cudaStream_t stream);
 // The binary operators' partial derivatives (ops/backward_ops.cc's table).
 enum class BinaryGradOp { kAdd, kSub, kMul, kDiv, kPower, kMaximum, kMinimum, kHypot, kMod };
