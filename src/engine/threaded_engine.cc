@@ -251,7 +251,8 @@ thread_local profiler::DeviceRow* tls_device_span_row = nullptr;
 // While operators are profiled it also times their device execution (engine/device_timing.h):
 // the worker records a timing event before the launch as well, against an anchor event of its
 // stream, and this thread, once the end event is done, places the span on the stream's own row
-// ("gpu(0) stream 1") with the arrow from the launch. Nothing here blocks a worker.
+// ("gpu(0) stream 1") with the arrow from the launch. A worker waits only to take its stream's
+// anchor: once a second while profiling, it drains its stream (begin_timing).
 class StreamCompleter {
  public:
   using Finish = std::function<void(OprBlock*, ErrorRef, bool)>;
