@@ -1096,13 +1096,16 @@ class ThreadedEngine final : public Engine, private Completer {
     // for (the critical path follows these arrows). Only between two recorded spans: a GPU
     // operation's completion runs on its pool's completer thread, so its arrows leave from its
     // device span's row (tls_device_span_row), and from nowhere when it was not timed.
-    profiler::DeviceRow* row = op->ctx.dev_type == DeviceType::kGPU ? tls_device_span_row : nullptr;
-    if (op->end_ticks != 0 && (op->ctx.dev_type != DeviceType::kGPU || row != nullptr)) {
-      ready.for_each([op, row](OprBlock* next) {
-        if (!next->profiled) return;
-        next->dependency_flow_id = row ? row->dependency_flow_start(op->slot, op->end_ticks)
-                                       : profiler::dependency_flow_start(op->slot, op->end_ticks);
-      });
+    if (op->end_ticks != 0) {  // profiled (unprofiled operations pay this one test)
+      profiler::DeviceRow* row =
+          op->ctx.dev_type == DeviceType::kGPU ? tls_device_span_row : nullptr;
+      if (op->ctx.dev_type != DeviceType::kGPU || row != nullptr) {
+        ready.for_each([op, row](OprBlock* next) {
+          if (!next->profiled) return;
+          next->dependency_flow_id = row ? row->dependency_flow_start(op->slot, op->end_ticks)
+                                         : profiler::dependency_flow_start(op->slot, op->end_ticks);
+        });
+      }
     }
     if (free_op) delete op;
     ready.for_each([this](OprBlock* next) { dispatch(next, false); });
