@@ -27,6 +27,66 @@ std::vector<int64_t> transpose_axes(const std::vector<int64_t>& given, const Sha
   return axes;
 }
 
+LayoutWalk transpose_walk(const Shape& src, const std::vector<int64_t>& axes) {
+  const auto in_strides = src.strides();
+  LayoutWalk w;
+  for (int64_t a : transpose_axes(axes, src)) {
+    w.space.push_back(src[static_cast<int>(a)]);
+    w.strides.push_back(in_strides[static_cast<size_t>(a)]);
+  }
+  return w;
+}
+
+LayoutWalk reverse_walk(const Shape& src, const std::vector<int64_t>& axes) {
+  LayoutWalk w{src.to_vector(), src.strides(), 0};
+  for (int64_t a : axes) {
+    const auto d = static_cast<size_t>(normalize_axis(a, src.ndim(), "reverse"));
+    if (w.space[d] > 0) w.base += (w.space[d] - 1) * w.strides[d];
+    w.strides[d] = -w.strides[d];
+  }
+  return w;
+}
+
+LayoutWalk broadcast_to_walk(const Shape& src, const Shape& out) {
+  LayoutWalk w{out.to_vector(), src.strides(), 0};
+  for (int d = 0; d < src.ndim(); ++d) {
+    if (src[d] != out[d]) w.strides[static_cast<size_t>(d)] = 0;
+  }
+  return w;
+}
+
+LayoutWalk swapaxis_walk(const Shape& src, int64_t dim1, int64_t dim2) {
+  const auto d1 = static_cast<size_t>(normalize_axis(dim1, src.ndim(), "SwapAxis"));
+  const auto d2 = static_cast<size_t>(normalize_axis(dim2, src.ndim(), "SwapAxis"));
+  LayoutWalk w{src.to_vector(), src.strides(), 0};
+  std::swap(w.space[d1], w.space[d2]);
+  std::swap(w.strides[d1], w.strides[d2]);
+  return w;
+}
+
+LayoutWalk tile_walk(const Shape& src, const std::vector<int64_t>& reps) {
+  const size_t n = std::max(static_cast<size_t>(src.ndim()), reps.size());
+  std::vector<int64_t> d(n, 1), r(n, 1);
+  std::copy(src.begin(), src.end(), d.begin() + static_cast<ptrdiff_t>(n - src.ndim()));
+  std::copy(reps.begin(), reps.end(), r.begin() + static_cast<ptrdiff_t>(n - reps.size()));
+  const std::vector<int64_t> st = Shape(d).strides();
+  LayoutWalk w;
+  for (size_t i = 0; i < n; ++i) {
+    w.space.insert(w.space.end(), {r[i], d[i]});
+    w.strides.insert(w.strides.end(), {0, st[i]});
+  }
+  return w;
+}
+
+LayoutWalk repeat_walk(const Shape& src, int64_t count, std::optional<int64_t> axis) {
+  if (!axis) return {{src.size(), count}, {1, 0}, 0};
+  const int a = normalize_axis(*axis, src.ndim(), "repeat");
+  LayoutWalk w{src.to_vector(), src.strides(), 0};
+  w.space.insert(w.space.begin() + a + 1, count);
+  w.strides.insert(w.strides.begin() + a + 1, 0);
+  return w;
+}
+
 namespace {
 
 SliceParams parse_slice(const Params& p) {

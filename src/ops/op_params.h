@@ -82,6 +82,23 @@ RandomState& random_state();
 
 // transpose's axes (empty: reversed) checked against the rank; throws naming the operator.
 std::vector<int64_t> transpose_axes(const std::vector<int64_t>& given, const Shape& src);
+
+// A layout operator as a strided read of its input: element (i_0, ..., i_n) of `space`, in
+// row-major order, is the input's element base + sum(i_d * strides[d]). Every device's kernels
+// walk the same description (cpu/layout.cc, cpu/shape_ops.cc, cuda/kernels.cc).
+struct LayoutWalk {
+  std::vector<int64_t> space, strides;
+  int64_t base = 0;
+};
+LayoutWalk transpose_walk(const Shape& src, const std::vector<int64_t>& axes);
+LayoutWalk reverse_walk(const Shape& src, const std::vector<int64_t>& axes);
+LayoutWalk broadcast_to_walk(const Shape& src, const Shape& out);
+LayoutWalk swapaxis_walk(const Shape& src, int64_t dim1, int64_t dim2);
+// tile: the space (r0, d0, r1, d1, ...) with stride 0 on each repetition axis.
+LayoutWalk tile_walk(const Shape& src, const std::vector<int64_t>& reps);
+// repeat: (d0, ..., d_axis, count, ...) with stride 0 on the repetition axis; no axis: the
+// array flattened, each element `count` times.
+LayoutWalk repeat_walk(const Shape& src, int64_t count, std::optional<int64_t> axis);
 // dot's M, K, N for the inputs' shapes; throws naming both shapes.
 struct DotDims {
   int64_t m = 1, k = 0, n = 1;

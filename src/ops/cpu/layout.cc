@@ -111,35 +111,20 @@ void slice_assign_scalar_kernel(const ParsedParams& p, std::span<const NDArray> 
 
 void broadcast_to_kernel(const ParsedParams&, std::span<const NDArray> in,
                          std::span<const NDArray> out) {
-  const Shape& src = in[0].shape();
-  std::vector<int64_t> strides = src.strides();
-  for (int i = 0; i < src.ndim(); ++i) {
-    if (src[i] != out[0].shape()[i]) strides[static_cast<size_t>(i)] = 0;
-  }
-  gather(in[0], strides, 0, out[0]);
+  const LayoutWalk w = broadcast_to_walk(in[0].shape(), out[0].shape());
+  gather(in[0], w.strides, w.base, out[0]);
 }
 
 void transpose_kernel(const ParsedParams& p, std::span<const NDArray> in,
                       std::span<const NDArray> out) {
-  const Shape& src = in[0].shape();
-  const auto axes = transpose_axes(p.get<AxesParams>().values, src);
-  const auto in_strides = src.strides();
-  std::vector<int64_t> strides;
-  for (int64_t a : axes) strides.push_back(in_strides[static_cast<size_t>(a)]);
-  gather(in[0], strides, 0, out[0]);
+  const LayoutWalk w = transpose_walk(in[0].shape(), p.get<AxesParams>().values);
+  gather(in[0], w.strides, w.base, out[0]);
 }
 
 void reverse_kernel(const ParsedParams& p, std::span<const NDArray> in,
                     std::span<const NDArray> out) {
-  const Shape& src = in[0].shape();
-  std::vector<int64_t> strides = src.strides();
-  int64_t base = 0;
-  for (int64_t a : p.get<AxesParams>().values) {
-    const int n = normalize_axis(a, src.ndim(), "reverse");
-    if (src[n] > 0) base += (src[n] - 1) * strides[static_cast<size_t>(n)];
-    strides[static_cast<size_t>(n)] = -strides[static_cast<size_t>(n)];
-  }
-  gather(in[0], strides, base, out[0]);
+  const LayoutWalk w = reverse_walk(in[0].shape(), p.get<AxesParams>().values);
+  gather(in[0], w.strides, w.base, out[0]);
 }
 
 void reshape_kernel(const ParsedParams&, std::span<const NDArray> in,

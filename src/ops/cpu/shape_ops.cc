@@ -52,48 +52,20 @@ void copy_kernel(const ParsedParams&, std::span<const NDArray> in, std::span<con
 void swapaxis_kernel(const ParsedParams& p, std::span<const NDArray> in,
                      std::span<const NDArray> out) {
   const auto& a = p.get<AxisParams>();
-  const Shape& s = in[0].shape();
-  const int d1 = normalize_axis(a.axis, s.ndim(), "SwapAxis"),
-            d2 = normalize_axis(a.axis2, s.ndim(), "SwapAxis");
-  std::vector<int64_t> strides = s.strides();
-  std::swap(strides[static_cast<size_t>(d1)], strides[static_cast<size_t>(d2)]);
-  gather_space(in[0], out[0].shape().dims(), strides, 0, out[0]);
+  const LayoutWalk w = swapaxis_walk(in[0].shape(), a.axis, a.axis2);
+  gather_space(in[0], w.space, w.strides, w.base, out[0]);
 }
 
-// The space (r0, d0, r1, d1, ...) with stride 0 on each repetition axis.
 void tile_kernel(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out) {
-  const Shape& s = in[0].shape();
-  const auto& reps = *p.get<AxisListParams>().axes;
-  const size_t n = std::max(static_cast<size_t>(s.ndim()), reps.size());
-  std::vector<int64_t> d(n, 1), r(n, 1);
-  std::copy(s.begin(), s.end(), d.begin() + static_cast<ptrdiff_t>(n - s.ndim()));
-  std::copy(reps.begin(), reps.end(), r.begin() + static_cast<ptrdiff_t>(n - reps.size()));
-  const std::vector<int64_t> st = Shape(d).strides();
-  std::vector<int64_t> space, strides;
-  for (size_t i = 0; i < n; ++i) {
-    space.insert(space.end(), {r[i], d[i]});
-    strides.insert(strides.end(), {0, st[i]});
-  }
-  gather_space(in[0], space, strides, 0, out[0]);
+  const LayoutWalk w = tile_walk(in[0].shape(), *p.get<AxisListParams>().axes);
+  gather_space(in[0], w.space, w.strides, w.base, out[0]);
 }
 
-// The space (d0, ..., d_axis, repeats, ...) with stride 0 on the repetition axis.
 void repeat_kernel(const ParsedParams& p, std::span<const NDArray> in,
                    std::span<const NDArray> out) {
   const auto& a = p.get<AxisParams>();
-  const Shape& s = in[0].shape();
-  std::vector<int64_t> space, strides;
-  if (!a.opt_axis) {
-    space = {s.size(), a.count};
-    strides = {1, 0};
-  } else {
-    const int axis = normalize_axis(*a.opt_axis, s.ndim(), "repeat");
-    space = s.to_vector();
-    strides = s.strides();
-    space.insert(space.begin() + axis + 1, a.count);
-    strides.insert(strides.begin() + axis + 1, 0);
-  }
-  gather_space(in[0], space, strides, 0, out[0]);
+  const LayoutWalk w = repeat_walk(in[0].shape(), a.count, a.opt_axis);
+  gather_space(in[0], w.space, w.strides, w.base, out[0]);
 }
 
 // The source index of padded position `j` (already shifted by the padding before) on an axis of

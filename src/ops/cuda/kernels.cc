@@ -325,36 +325,20 @@ void slice_like(const ParsedParams& p, std::span<const NDArray> in, std::span<co
 
 void broadcast_to(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out,
                   cudaStream_t s) {
-  const Shape& src = in[0].shape();
-  std::vector<int64_t> strides = src.strides();
-  for (int d = 0; d < src.ndim(); ++d) {
-    if (src[d] != out[0].shape()[d]) strides[static_cast<size_t>(d)] = 0;
-  }
-  gather(p, in[0], strides, 0, out[0], s);
+  const LayoutWalk w = broadcast_to_walk(in[0].shape(), out[0].shape());
+  gather(p, in[0], w.strides, w.base, out[0], s);
 }
 
 void transpose(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out,
                cudaStream_t s) {
-  const Shape& src = in[0].shape();
-  const auto in_strides = src.strides();
-  std::vector<int64_t> strides;
-  for (int64_t a : transpose_axes(p.get<AxesParams>().values, src)) {
-    strides.push_back(in_strides[static_cast<size_t>(a)]);
-  }
-  gather(p, in[0], strides, 0, out[0], s);
+  const LayoutWalk w = transpose_walk(in[0].shape(), p.get<AxesParams>().values);
+  gather(p, in[0], w.strides, w.base, out[0], s);
 }
 
 void reverse(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out,
              cudaStream_t s) {
-  const Shape& src = in[0].shape();
-  std::vector<int64_t> strides = src.strides();
-  int64_t base = 0;
-  for (int64_t a : p.get<AxesParams>().values) {
-    const auto d = static_cast<size_t>(normalize_axis(a, src.ndim(), "reverse"));
-    if (src[static_cast<int>(d)] > 0) base += (src[static_cast<int>(d)] - 1) * strides[d];
-    strides[d] = -strides[d];
-  }
-  gather(p, in[0], strides, base, out[0], s);
+  const LayoutWalk w = reverse_walk(in[0].shape(), p.get<AxesParams>().values);
+  gather(p, in[0], w.strides, w.base, out[0], s);
 }
 
 // SliceChannel: output k is the k-th equal part of the input along the axis.
@@ -416,50 +400,22 @@ void gather_space(const ParsedParams& p, const NDArray& src, const std::vector<i
 void swapaxis(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out,
               cudaStream_t s) {
   const auto& a = p.get<AxisParams>();
-  const Shape& sh = in[0].shape();
-  const int d1 = normalize_axis(a.axis, sh.ndim(), "SwapAxis"),
-            d2 = normalize_axis(a.axis2, sh.ndim(), "SwapAxis");
-  std::vector<int64_t> strides = sh.strides();
-  std::swap(strides[static_cast<size_t>(d1)], strides[static_cast<size_t>(d2)]);
-  gather_space(p, in[0], out[0].shape().to_vector(), strides, 0, out[0], s);
+  const LayoutWalk w = swapaxis_walk(in[0].shape(), a.axis, a.axis2);
+  gather_space(p, in[0], w.space, w.strides, w.base, out[0], s);
 }
 
-// The space (r0, d0, r1, d1, ...) with stride 0 on each repetition axis (at most 4 axes: the
-// walk's 8).
+// At most 4 axes: the walk's space has two per axis, and the walk takes 8.
 void tile(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out,
           cudaStream_t s) {
-  const Shape& sh = in[0].shape();
-  const auto& reps = *p.get<AxisListParams>().axes;
-  const size_t n = std::max(static_cast<size_t>(sh.ndim()), reps.size());
-  std::vector<int64_t> d(n, 1), r(n, 1);
-  std::copy(sh.begin(), sh.end(), d.begin() + static_cast<ptrdiff_t>(n - sh.ndim()));
-  std::copy(reps.begin(), reps.end(), r.begin() + static_cast<ptrdiff_t>(n - reps.size()));
-  const std::vector<int64_t> st = Shape(d).strides();
-  std::vector<int64_t> space, strides;
-  for (size_t i = 0; i < n; ++i) {
-    space.insert(space.end(), {r[i], d[i]});
-    strides.insert(strides.end(), {0, st[i]});
-  }
-  gather_space(p, in[0], space, strides, 0, out[0], s);
+  const LayoutWalk w = tile_walk(in[0].shape(), *p.get<AxisListParams>().axes);
+  gather_space(p, in[0], w.space, w.strides, w.base, out[0], s);
 }
 
-// The space (d0, ..., d_axis, repeats, ...) with stride 0 on the repetition axis.
 void repeat(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out,
             cudaStream_t s) {
   const auto& a = p.get<AxisParams>();
-  const Shape& sh = in[0].shape();
-  std::vector<int64_t> space, strides;
-  if (!a.opt_axis) {
-    space = {sh.size(), a.count};
-    strides = {1, 0};
-  } else {
-    const int axis = normalize_axis(*a.opt_axis, sh.ndim(), "repeat");
-    space = sh.to_vector();
-    strides = sh.strides();
-    space.insert(space.begin() + axis + 1, a.count);
-    strides.insert(strides.begin() + axis + 1, 0);
-  }
-  gather_space(p, in[0], space, strides, 0, out[0], s);
+  const LayoutWalk w = repeat_walk(in[0].shape(), a.count, a.opt_axis);
+  gather_space(p, in[0], w.space, w.strides, w.base, out[0], s);
 }
 
 void clip(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out,
