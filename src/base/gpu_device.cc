@@ -1,12 +1,14 @@
 // How many GPUs this process can use, and why none when there are none (docs/cuda.md). A build
 // without the CUDA backend answers 0, "this build has no CUDA support"; a build with it asks the
 // CUDA runtime once (a machine without a driver or a device answers 0 with CUDA's reason).
+#include <algorithm>
 #include <mutex>
 #include <string>
 
 #include "nanomx/context.h"
 #include "nanomx/error.h"
 #include "nanomx/gpu.h"
+#include "profiler/hooks.h"
 
 #ifdef NANOMX_HAVE_CUDA
 #include "base/cuda_util.h"
@@ -34,6 +36,8 @@ const GpuQuery& gpu_query() {
       q.reason = "no GPU is visible (CUDA: no CUDA-capable device is detected)";
     } else {
       q.count = n;
+      // The profiler's gpu/i rows exist from here on (memory counters, device timing rows).
+      profiler::set_gpu_slot_count(std::min(n, profiler::kMaxGpuRows));
     }
 #else
     q.reason = "this build has no CUDA support";

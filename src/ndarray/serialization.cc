@@ -128,7 +128,7 @@ NDArray read_blob(Reader& in) {
   if (dev_id < 0) in.fail(ctx_at + 4, "negative device id " + std::to_string(dev_id));
   // No GPU in this build: GPU arrays load onto the CPU. CPU ids beyond this machine's rows, too.
   Context ctx = Context::cpu(0);
-  if (dev_type != 2 && dev_id < profiler::device_slot_count()) {
+  if (dev_type != 2 && (dev_type != 1 || dev_id < profiler::cpu_device_count())) {
     ctx = {static_cast<DeviceType>(dev_type), dev_id};
   }
   const size_t type_at = in.pos();

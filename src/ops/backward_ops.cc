@@ -193,32 +193,31 @@ void check_out_grad(const Op& fwd, const ParsedParams& p, std::vector<PartialSha
   dy = merged;
 }
 
-// Every input and output of one floating-point dtype (float32/float64 only where `no_half`):
-// the gradient kernels' dtypes, refused at inference, before anything runs.
-InferTypeFn float_types(const std::string& op, bool no_half) {
-  return
-      [op, no_half](const ParsedParams&, std::span<PartialDType> in, std::span<PartialDType> out) {
-        PartialDType t;
-        for (const PartialDType& d : in) {
-          if (!d) continue;
-          if (!t) t = d;
-          NANOMX_CHECK(*t == *d) << op << ": inputs have dtypes " << dtype_name(*t) << " and "
-                                 << dtype_name(*d) << "; they must agree";
-        }
-        for (size_t j = 0; j < out.size() && !t; ++j) t = out[j];
-        if (!t) return;
-        NANOMX_CHECK(*t == DType::kFloat32 || *t == DType::kFloat64 ||
-                     (!no_half && *t == DType::kFloat16))
-            << op << ": gradients are computed for " << (no_half ? "" : "float16, ")
-            << "float32 and float64, got " << dtype_name(*t);
-        for (PartialDType& d : in) d = t;
-        for (PartialDType& d : out) d = t;
-      };
+// Every input and output of one floating-point dtype (float16, float32, float64): the gradient
+// kernels' dtypes, refused at inference, before anything runs. A device's kernel may refuse
+// more (the CPU's matrix-product gradients take no float16), naming the dtype.
+InferTypeFn float_types(const std::string& op) {
+  return [op](const ParsedParams&, std::span<PartialDType> in, std::span<PartialDType> out) {
+    PartialDType t;
+    for (const PartialDType& d : in) {
+      if (!d) continue;
+      if (!t) t = d;
+      NANOMX_CHECK(*t == *d) << op << ": inputs have dtypes " << dtype_name(*t) << " and "
+                             << dtype_name(*d) << "; they must agree";
+    }
+    for (size_t j = 0; j < out.size() && !t; ++j) t = out[j];
+    if (!t) return;
+    NANOMX_CHECK(*t == DType::kFloat32 || *t == DType::kFloat64 || *t == DType::kFloat16)
+        << op << ": gradients are computed for float16, float32 and float64, got "
+        << dtype_name(*t);
+    for (PartialDType& d : in) d = t;
+    for (PartialDType& d : out) d = t;
+  };
 }
 
 // Registers a backward op whose values all share one floating-point dtype.
-void add_float(Registry& r, Op op, bool no_half = false) {
-  op.infer_type = float_types(op.name, no_half);
+void add_float(Registry& r, Op op) {
+  op.infer_type = float_types(op.name);
   r.add(std::move(op));
 }
 
@@ -321,41 +320,40 @@ void register_binary_backward(Registry& r) {
 void register_backward_ops(Registry& r) {
   const Op& fc = fwd_op("FullyConnected");
   // (dY, X, W) -> (dX, dW[, db]).
-  add_float(r,
-            with_attrs_of(
-                fc, {.name = "_backward_FullyConnected",
-                     .inputs = {"out_grad", "data", "weight"},
-                     .infer_shape =
-                         [&fc](const ParsedParams& p, std::span<PartialShape> in,
-                               std::span<PartialShape> out) {
-                           const auto& f = p.get<FullyConnectedParams>();
-                           const std::string name = "_backward_FullyConnected";
-                           std::vector<PartialShape> fwd_in = {in[1], in[2]};
-                           if (!f.no_bias) fwd_in.emplace_back(Shape{f.num_hidden});
-                           check_out_grad(fc, p, fwd_in, in[0], name);
-                           if (in[1].known() && in[2].known()) {
-                             // The forward inference also checks the weight against the data.
-                             std::vector<PartialShape> o(1);
-                             fc.infer_shape(p, fwd_in, o);
-                           }
-                           const std::vector<std::string> names = {"out_grad", "data", "weight"};
-                           outputs_like(name, names, in, out, {1, 2});
-                           if (!f.no_bias) out[2] = Shape{f.num_hidden};
-                         },
-                     .num_outputs =
-                         [](const ParsedParams& p) {
-                           return p.get<FullyConnectedParams>().no_bias ? 2 : 3;
-                         },
-                     .output_names =
-                         [](const ParsedParams& p) {
-                           std::vector<std::string> n = {"data_grad", "weight_grad"};
-                           if (!p.get<FullyConnectedParams>().no_bias) n.emplace_back("bias_grad");
-                           return n;
-                         },
-                     // dX is written last, after dW has read X.
-                     .inplace = {{1, 0}},
-                     .backward = {.differentiable = false}}),
-            true);
+  add_float(r, with_attrs_of(
+                   fc, {.name = "_backward_FullyConnected",
+                        .inputs = {"out_grad", "data", "weight"},
+                        .infer_shape =
+                            [&fc](const ParsedParams& p, std::span<PartialShape> in,
+                                  std::span<PartialShape> out) {
+                              const auto& f = p.get<FullyConnectedParams>();
+                              const std::string name = "_backward_FullyConnected";
+                              std::vector<PartialShape> fwd_in = {in[1], in[2]};
+                              if (!f.no_bias) fwd_in.emplace_back(Shape{f.num_hidden});
+                              check_out_grad(fc, p, fwd_in, in[0], name);
+                              if (in[1].known() && in[2].known()) {
+                                // The forward inference also checks the weight against the data.
+                                std::vector<PartialShape> o(1);
+                                fc.infer_shape(p, fwd_in, o);
+                              }
+                              const std::vector<std::string> names = {"out_grad", "data", "weight"};
+                              outputs_like(name, names, in, out, {1, 2});
+                              if (!f.no_bias) out[2] = Shape{f.num_hidden};
+                            },
+                        .num_outputs =
+                            [](const ParsedParams& p) {
+                              return p.get<FullyConnectedParams>().no_bias ? 2 : 3;
+                            },
+                        .output_names =
+                            [](const ParsedParams& p) {
+                              std::vector<std::string> n = {"data_grad", "weight_grad"};
+                              if (!p.get<FullyConnectedParams>().no_bias)
+                                n.emplace_back("bias_grad");
+                              return n;
+                            },
+                        // dX is written last, after dW has read X.
+                        .inplace = {{1, 0}},
+                        .backward = {.differentiable = false}}));
 
   // relu: (dy, y); the others (dy, y, x).
   add_float(

@@ -29,9 +29,15 @@ constexpr int kCPUShared = 5;
 }  // namespace device_code
 // Throws on an unknown type code or an id out of range.
 int device_slot(int device_type, int device_id);
+// Slots 0..device_slot_count()-1: the CPUs, room for 64 GPUs, cpu pinned, cpu shared. The layout
+// never changes; a GPU slot is configured once set_gpu_slot_count covers it.
 int device_slot_count();
+int cpu_device_count();  // cpu(0)..cpu(n-1): one per hardware thread
+bool device_slot_configured(int slot);
 std::string device_slot_name(int slot);
-// Called once by a CUDA-enabled runtime before profiling; the slot layout is fixed afterwards.
+constexpr int kMaxGpuRows = 64;
+// How many GPU slots device_slot() accepts (at most kMaxGpuRows): set by the runtime when it
+// learns the GPU count.
 void set_gpu_slot_count(int count);
 
 // ------------------------------------------------------------------------------------------

@@ -38,7 +38,7 @@ uint64_t scope_begin_ticks() { return now_ticks(); }
 
 namespace {
 
-constexpr int kMaxGpuSlots = 64;
+constexpr int kMaxGpuSlots = kMaxGpuRows;
 constexpr size_t kPrefaultChunks = 32;  // 4 MiB of records ready when profiling starts
 // A long drain commits every piece of this size, so the file grows while it runs.
 constexpr size_t kFlushPieceBytes = 2u << 20;
@@ -847,7 +847,18 @@ std::string scope() {
 // ---------------------------------------------------------------------------------------------
 // Device slots
 
-int device_slot_count() { return cpu_slot_count() + g_gpu_slots.load() + 2; }
+// The layout is fixed whatever the GPU count: cpu/0.. then kMaxGpuSlots GPU slots, then cpu
+// pinned and cpu shared. The GPU count is learnt when the runtime first asks CUDA (base's GPU
+// query), which may come after pinned memory was counted or a trace began: nothing may move then.
+int device_slot_count() { return cpu_slot_count() + kMaxGpuSlots + 2; }
+
+int cpu_device_count() { return cpu_slot_count(); }
+
+bool device_slot_configured(int slot) {
+  const int cpus = cpu_slot_count();
+  return slot >= 0 && slot < device_slot_count() &&
+         (slot < cpus || slot >= cpus + kMaxGpuSlots || slot - cpus < g_gpu_slots.load());
+}
 
 void set_gpu_slot_count(int count) {
   NANOMX_CHECK(count >= 0 && count <= kMaxGpuSlots)
@@ -856,7 +867,7 @@ void set_gpu_slot_count(int count) {
 }
 
 int device_slot(int device_type, int device_id) {
-  int cpus = cpu_slot_count(), gpus = g_gpu_slots.load();
+  const int cpus = cpu_slot_count(), gpus = g_gpu_slots.load();
   switch (device_type) {
     case device_code::kCPU:
       NANOMX_CHECK(device_id >= 0 && device_id < cpus)
@@ -869,21 +880,21 @@ int device_slot(int device_type, int device_id) {
           << " GPU rows are configured";
       return cpus + device_id;
     case device_code::kCPUPinned:
-      return cpus + gpus;
+      return cpus + kMaxGpuSlots;
     case device_code::kCPUShared:
-      return cpus + gpus + 1;
+      return cpus + kMaxGpuSlots + 1;
   }
   fail("profiler: unknown device type ", device_type,
        " (expected cpu=1, gpu=2, cpu_pinned=3, cpu_shared=5)");
 }
 
 std::string device_slot_name(int slot) {
-  int cpus = cpu_slot_count(), gpus = g_gpu_slots.load();
-  NANOMX_CHECK(slot >= 0 && slot < cpus + gpus + 2)
-      << "profiler: device slot " << slot << " is out of range 0.." << cpus + gpus + 1;
+  const int cpus = cpu_slot_count();
+  NANOMX_CHECK(slot >= 0 && slot < device_slot_count())
+      << "profiler: device slot " << slot << " is out of range 0.." << device_slot_count() - 1;
   if (slot < cpus) return "cpu/" + std::to_string(slot);
-  if (slot < cpus + gpus) return "gpu/" + std::to_string(slot - cpus);
-  return slot == cpus + gpus ? "cpu pinned/" : "cpu shared/";
+  if (slot < cpus + kMaxGpuSlots) return "gpu/" + std::to_string(slot - cpus);
+  return slot == cpus + kMaxGpuSlots ? "cpu pinned/" : "cpu shared/";
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -86,7 +86,7 @@ void TraceWriter::write_header() {
   pending_ = "{\"traceEvents\":[\n";
   // Device rows first and in slot order, so cpu/0, gpu/0 … lead the timeline.
   for (int slot = 0; slot < device_slot_count(); ++slot) {
-    ensure_process(static_cast<uint32_t>(slot), 0);
+    if (device_slot_configured(slot)) ensure_process(static_cast<uint32_t>(slot), 0);
   }
 }
 

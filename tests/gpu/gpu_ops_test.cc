@@ -99,19 +99,25 @@ NDArray cast(const NDArray& a, const char* dtype) {
   return ops::invoke("Cast", std::vector<NDArray>{a}, {{"dtype", dtype}})[0];
 }
 
-// As compare, with every input cast to `dtype` first; outputs are compared in float32.
+// As compare, with every input cast to `dtype` first; outputs are compared in float32. For
+// float16 the CPU reference computes in float32 from the same (float16-rounded) inputs: the CPU
+// has no float16 kernels for the matrix products, and the GPU's float16 path computes in float32.
 void compare_as(const char* dtype, const std::string& op, const std::vector<NDArray>& in,
                 const ops::Attrs& attrs, float rtol, float atol) {
+  const bool half = std::string(dtype) == "float16";
   std::vector<NDArray> cpu_in, gpu_in;
   for (const NDArray& a : in) {
-    cpu_in.push_back(cast(a, dtype));
-    gpu_in.push_back(cpu_in.back().copy_to(Context{DeviceType::kGPU, 0}));
+    const NDArray rounded = cast(a, dtype);
+    gpu_in.push_back(rounded.copy_to(Context{DeviceType::kGPU, 0}));
+    cpu_in.push_back(half ? cast(rounded, "float32") : rounded);
   }
   const std::vector<NDArray> c = ops::invoke(op, cpu_in, attrs);
   const std::vector<NDArray> g = ops::invoke(op, gpu_in, attrs);
   ASSERT_EQ(c.size(), g.size()) << op;
   for (size_t j = 0; j < c.size(); ++j) {
-    EXPECT_EQ(g[j].dtype(), c[j].dtype()) << op;
+    EXPECT_EQ(g[j].dtype(),
+              half && c[j].dtype() == DType::kFloat32 ? DType::kFloat16 : c[j].dtype())
+        << op;
     expect_close(cast(g[j].copy_to(Context::cpu(0)), "float32").to_vector<float>(),
                  cast(c[j], "float32").to_vector<float>(),
                  op + " (" + dtype + ") output " + std::to_string(j), rtol, atol);
@@ -134,9 +140,9 @@ TEST_F(Gpu, Float64AndFloat16) {
     for (const char* op : {"exp", "log", "sqrt", "tanh", "sigmoid"}) {
       compare_as(dtype, op, {a}, {}, rtol, atol);
     }
-    compare_as(dtype, "_backward_Activation",
-               {dy.reshape(Shape{30}), a.reshape(Shape{42}).slice(0, 30)}, {{"act_type", "tanh"}},
-               rtol, atol);
+    const NDArray x30 = a.reshape(Shape{42}).slice(0, 30);  // (out_grad, output, data)
+    compare_as(dtype, "_backward_Activation", {dy.reshape(Shape{30}), x30, x30},
+               {{"act_type", "tanh"}}, rtol, atol);
     compare_as(dtype, "sum", {a}, {{"axis", "1"}}, rtol, atol);
     compare_as(dtype, "mean", {a}, {}, rtol, atol);
     compare_as(dtype, "softmax", {a}, {}, rtol, atol);
@@ -497,6 +503,9 @@ TEST_F(Gpu, Indexing) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("out of bound"), std::string::npos) << e.what();
   }
+  // The engine keeps the error for the next wait_all too (docs/runtime.md): taken here, so that
+  // it does not surface in a later test.
+  EXPECT_THROW(engine::Engine::get().wait_all(), Error);
   const NDArray data = random_array(Shape{6, 5}, 201);
   const float picks[] = {0.f, 4.f, 2.f, 7.f, -3.f, 1.f};
   NDArray pi(Shape{6}, Context::cpu(0));
@@ -623,7 +632,8 @@ TEST_F(Gpu, OptimizerUpdates) {
 bool cublas_is_mapped() {
   std::ifstream maps("/proc/self/maps");
   for (std::string line; std::getline(maps, line);) {
-    if (line.find("libcublas.so") != std::string::npos) return true;
+    // libcublas.so.N, or the host-emulated device's libnanomx_hostgpu_cublas.so
+    if (line.find("cublas") != std::string::npos) return true;
   }
   return false;
 }

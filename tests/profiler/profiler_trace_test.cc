@@ -50,8 +50,9 @@ TEST_F(Trace, FileIsAnObjectWithDeviceMetadataAndMsUnit) {
   int cpus = static_cast<int>(std::thread::hardware_concurrency());
   for (int i = 0; i < cpus; ++i)
     EXPECT_EQ(nanomx::testing::process_name(t, i), "cpu/" + std::to_string(i));
-  EXPECT_EQ(nanomx::testing::process_name(t, cpus), "cpu pinned/");
-  EXPECT_EQ(nanomx::testing::process_name(t, cpus + 1), "cpu shared/");
+  const int pinned = prof::device_slot(prof::device_code::kCPUPinned, 0);
+  EXPECT_EQ(nanomx::testing::process_name(t, pinned), "cpu pinned/");
+  EXPECT_EQ(nanomx::testing::process_name(t, pinned + 1), "cpu shared/");
   // The anchor nanomx-trace merge uses.
   EXPECT_GT(t["otherData"]["time_zero_unix_ns"].get<uint64_t>(), 1600000000000000000ull);
   EXPECT_TRUE(t["otherData"].contains("time_zero_monotonic_ns"));
@@ -504,14 +505,22 @@ TEST_F(Trace, MemoryCountersPerDeviceWithPeak) {
 TEST_F(Trace, DeviceSlots) {
   int cpus = static_cast<int>(std::thread::hardware_concurrency());
   EXPECT_EQ(prof::device_slot(prof::device_code::kCPU, 0), 0);
-  EXPECT_EQ(prof::device_slot(prof::device_code::kCPUPinned, 0), cpus);
-  EXPECT_EQ(prof::device_slot(prof::device_code::kCPUShared, 0), cpus + 1);
+  const int pinned = prof::device_slot(prof::device_code::kCPUPinned, 0);
+  EXPECT_EQ(prof::device_slot(prof::device_code::kCPUShared, 0), pinned + 1);
+  EXPECT_EQ(prof::device_slot_count(), pinned + 2);
+  EXPECT_EQ(prof::device_slot_name(pinned), "cpu pinned/");
   EXPECT_THROW(prof::device_slot(prof::device_code::kCPU, cpus), nanomx::Error);
   EXPECT_THROW(prof::device_slot(prof::device_code::kGPU, 0), nanomx::Error);
+  EXPECT_FALSE(prof::device_slot_configured(cpus));
+  // Learning the GPU count later (the runtime asks CUDA lazily) moves no other slot.
   prof::set_gpu_slot_count(2);
   EXPECT_EQ(prof::device_slot(prof::device_code::kGPU, 1), cpus + 1);
   EXPECT_EQ(prof::device_slot_name(cpus + 1), "gpu/1");
-  EXPECT_EQ(prof::device_slot_name(cpus + 2), "cpu pinned/");
+  EXPECT_TRUE(prof::device_slot_configured(cpus + 1));
+  EXPECT_FALSE(prof::device_slot_configured(cpus + 2));
+  EXPECT_EQ(prof::device_slot(prof::device_code::kCPUPinned, 0), pinned);
+  EXPECT_THROW(prof::device_slot(prof::device_code::kGPU, 2), nanomx::Error);
+  prof::set_gpu_slot_count(0);
 }
 
 // The fixture's teardown check is the project's validator: it reports a trace that a viewer

@@ -10,6 +10,11 @@
 
 #include "ops/cuda/launch.h"
 
+#ifdef NANOMX_CUDA_EMULATED
+// Compiled as C++ for the host-emulated device (docs/cuda.md; -DNANOMX_CUDA=EMULATED).
+#include "kernel_emulation.h"
+#endif
+
 namespace nanomx::ops::cuda {
 namespace {
 
@@ -18,6 +23,27 @@ constexpr int kThreads = 256;
 unsigned grid_for(int64_t n) {
   const int64_t blocks = (n + kThreads - 1) / kThreads;
   return static_cast<unsigned>(blocks < 65535 * 8 ? (blocks > 0 ? blocks : 1) : 65535 * 8);
+}
+
+// Launches kernel<<<grid, kThreads, 0, stream>>>(args...). The host-emulated device runs a
+// launch_kernel's threads one after another; a kernel that calls __syncthreads() must come
+// through launch_synced_kernel, whose threads it runs concurrently (it aborts, naming the
+// mistake, otherwise).
+template <typename... P, typename... A>
+void launch_kernel(unsigned grid, cudaStream_t stream, void (*kernel)(P...), A... args) {
+#ifdef NANOMX_CUDA_EMULATED
+  hostgpu::launch(hostgpu::Threads::kOneAfterAnother, grid, kThreads, stream, kernel, args...);
+#else
+  kernel<<<grid, kThreads, 0, stream>>>(args...);
+#endif
+}
+template <typename... P, typename... A>
+void launch_synced_kernel(unsigned grid, cudaStream_t stream, void (*kernel)(P...), A... args) {
+#ifdef NANOMX_CUDA_EMULATED
+  hostgpu::launch(hostgpu::Threads::kConcurrent, grid, kThreads, stream, kernel, args...);
+#else
+  kernel<<<grid, kThreads, 0, stream>>>(args...);
+#endif
 }
 
 // Grid-stride loops: any n with a bounded grid.
@@ -361,7 +387,7 @@ __global__ void reduce_kernel(Reducer r, const T* x, T* out, int64_t outer, int6
     }
     partial[threadIdx.x] = acc;
     __syncthreads();
-    for (int s = blockDim.x / 2; s > 0; s /= 2) {
+    for (unsigned s = blockDim.x / 2; s > 0; s /= 2) {
       if (threadIdx.x < s) {
         // Partial results are combined as they are (the norms' are already sums).
         const Reducer c = r == Reducer::kAbsSum || r == Reducer::kSquareSum ? Reducer::kSum : r;
@@ -412,7 +438,7 @@ __global__ void softmax_kernel(const T* x, T* out, int64_t outer, int64_t len, i
     }
     partial[threadIdx.x] = mx;
     __syncthreads();
-    for (int s = blockDim.x / 2; s > 0; s /= 2) {
+    for (unsigned s = blockDim.x / 2; s > 0; s /= 2) {
       if (threadIdx.x < s)
         partial[threadIdx.x] = fmax(partial[threadIdx.x], partial[threadIdx.x + s]);
       __syncthreads();
@@ -425,7 +451,7 @@ __global__ void softmax_kernel(const T* x, T* out, int64_t outer, int64_t len, i
     }
     partial[threadIdx.x] = sum;
     __syncthreads();
-    for (int s = blockDim.x / 2; s > 0; s /= 2) {
+    for (unsigned s = blockDim.x / 2; s > 0; s /= 2) {
       if (threadIdx.x < s) partial[threadIdx.x] += partial[threadIdx.x + s];
       __syncthreads();
     }
@@ -452,7 +478,7 @@ __global__ void softmax_grad_kernel(int kind, const T* dy, const T* y, T* dx, in
     }
     partial[threadIdx.x] = sum;
     __syncthreads();
-    for (int s = blockDim.x / 2; s > 0; s /= 2) {
+    for (unsigned s = blockDim.x / 2; s > 0; s /= 2) {
       if (threadIdx.x < s) partial[threadIdx.x] += partial[threadIdx.x + s];
       __syncthreads();
     }
@@ -734,7 +760,7 @@ __global__ void softmax_output_grad_kernel(const T* y, const T* label, T* grad,
     }
     counts[threadIdx.x] = count;
     __syncthreads();
-    for (int s = blockDim.x / 2; s > 0; s /= 2) {
+    for (unsigned s = blockDim.x / 2; s > 0; s /= 2) {
       if (threadIdx.x < s) counts[threadIdx.x] += counts[threadIdx.x + s];
       __syncthreads();
     }
@@ -963,8 +989,8 @@ cudaError_t clip(ConstTensor x, Tensor out, int64_t n, double lo, double hi, cud
   if (n > 0) {
     dispatch(out.elem, [&](auto tag) {
       using T = decltype(tag);
-      clip_kernel<T><<<grid_for(n), kThreads, 0, stream>>>(as<T>(x), as<T>(out), n, rounded<T>(lo),
-                                                           rounded<T>(hi));
+      launch_kernel(grid_for(n), stream, clip_kernel<T>, as<T>(x), as<T>(out), n, rounded<T>(lo),
+                    rounded<T>(hi));
     });
   }
   return cudaGetLastError();
@@ -975,8 +1001,8 @@ cudaError_t clip_grad(ConstTensor dy, ConstTensor x, Tensor dx, int64_t n, doubl
   if (n > 0) {
     dispatch(dx.elem, [&](auto tag) {
       using T = decltype(tag);
-      clip_grad_kernel<T>
-          <<<grid_for(n), kThreads, 0, stream>>>(as<T>(dy), as<T>(x), as<T>(dx), n, lo, hi);
+      launch_kernel(grid_for(n), stream, clip_grad_kernel<T>, as<T>(dy), as<T>(x), as<T>(dx), n, lo,
+                    hi);
     });
   }
   return cudaGetLastError();
@@ -987,8 +1013,8 @@ cudaError_t arange(Tensor out, int64_t n, double start, double step, int64_t rep
   if (n > 0) {
     dispatch(out.elem, [&](auto tag) {
       using T = decltype(tag);
-      arange_kernel<T><<<grid_for(n), kThreads, 0, stream>>>(as<T>(out), n, rounded<T>(start),
-                                                             rounded<T>(step), repeat);
+      launch_kernel(grid_for(n), stream, arange_kernel<T>, as<T>(out), n, rounded<T>(start),
+                    rounded<T>(step), repeat);
     });
   }
   return cudaGetLastError();
@@ -999,8 +1025,8 @@ cudaError_t copy_strided(const void* src, void* dst, size_t elem_bytes, int64_t 
   if (n > 0) {
     by_size(elem_bytes, [&](auto tag) {
       using E = decltype(tag);
-      copy_strided_kernel<<<grid_for(n), kThreads, 0, stream>>>(static_cast<const E*>(src),
-                                                                static_cast<E*>(dst), n, s);
+      launch_kernel(grid_for(n), stream, copy_strided_kernel<E>, static_cast<const E*>(src),
+                    static_cast<E*>(dst), n, s);
     });
   }
   return cudaGetLastError();
@@ -1011,8 +1037,8 @@ cudaError_t fill_strided(Tensor dst, double value, int64_t n, const Strided& s,
   if (n > 0) {
     dispatch(dst.elem, [&](auto tag) {
       using T = decltype(tag);
-      fill_strided_kernel<T>
-          <<<grid_for(n), kThreads, 0, stream>>>(as<T>(dst), rounded<T>(value), n, s);
+      launch_kernel(grid_for(n), stream, fill_strided_kernel<T>, as<T>(dst), rounded<T>(value), n,
+                    s);
     });
   }
   return cudaGetLastError();
@@ -1022,7 +1048,7 @@ cudaError_t linspace(Tensor out, int64_t n, double start, double step, cudaStrea
   if (n > 0) {
     dispatch(out.elem, [&](auto tag) {
       using T = decltype(tag);
-      linspace_kernel<T><<<grid_for(n), kThreads, 0, stream>>>(as<T>(out), n, start, step);
+      launch_kernel(grid_for(n), stream, linspace_kernel<T>, as<T>(out), n, start, step);
     });
   }
   return cudaGetLastError();
@@ -1032,7 +1058,7 @@ cudaError_t eye(Tensor out, int64_t rows, int64_t cols, int64_t k, cudaStream_t 
   if (rows * cols > 0) {
     dispatch(out.elem, [&](auto tag) {
       using T = decltype(tag);
-      eye_kernel<T><<<grid_for(rows * cols), kThreads, 0, stream>>>(as<T>(out), rows, cols, k);
+      launch_kernel(grid_for(rows * cols), stream, eye_kernel<T>, as<T>(out), rows, cols, k);
     });
   }
   return cudaGetLastError();
@@ -1044,8 +1070,8 @@ cudaError_t take(const void* x, Indices idx, void* out, size_t elem_bytes, int64
   if (total > 0) {
     by_size(elem_bytes, [&](auto tag) {
       using E = decltype(tag);
-      take_kernel<<<grid_for(total), kThreads, 0, stream>>>(
-          static_cast<const E*>(x), idx, static_cast<E*>(out), outer, n, inner, m, mode, bad);
+      launch_kernel(grid_for(total), stream, take_kernel<E>, static_cast<const E*>(x), idx,
+                    static_cast<E*>(out), outer, n, inner, m, mode, bad);
     });
   }
   return cudaGetLastError();
@@ -1056,8 +1082,8 @@ cudaError_t pick(const void* x, Indices idx, void* out, size_t elem_bytes, int64
   if (outer * inner > 0) {
     by_size(elem_bytes, [&](auto tag) {
       using E = decltype(tag);
-      pick_kernel<<<grid_for(outer * inner), kThreads, 0, stream>>>(
-          static_cast<const E*>(x), idx, static_cast<E*>(out), outer, len, inner, wrap);
+      launch_kernel(grid_for(outer * inner), stream, pick_kernel<E>, static_cast<const E*>(x), idx,
+                    static_cast<E*>(out), outer, len, inner, wrap);
     });
   }
   return cudaGetLastError();
@@ -1068,8 +1094,8 @@ cudaError_t one_hot(Indices idx, Tensor out, int64_t n, int64_t depth, double on
   if (n * depth > 0) {
     dispatch(out.elem, [&](auto tag) {
       using T = decltype(tag);
-      one_hot_kernel<T><<<grid_for(n * depth), kThreads, 0, stream>>>(
-          idx, as<T>(out), n, depth, rounded<T>(on), rounded<T>(off));
+      launch_kernel(grid_for(n * depth), stream, one_hot_kernel<T>, idx, as<T>(out), n, depth,
+                    rounded<T>(on), rounded<T>(off));
     });
   }
   return cudaGetLastError();
@@ -1080,8 +1106,8 @@ cudaError_t where(Indices cond, const void* x, const void* y, void* out, size_t 
   if (n > 0) {
     by_size(elem_bytes, [&](auto tag) {
       using E = decltype(tag);
-      where_kernel<<<grid_for(n), kThreads, 0, stream>>>(
-          cond, static_cast<const E*>(x), static_cast<const E*>(y), static_cast<E*>(out), n, row);
+      launch_kernel(grid_for(n), stream, where_kernel<E>, cond, static_cast<const E*>(x),
+                    static_cast<const E*>(y), static_cast<E*>(out), n, row);
     });
   }
   return cudaGetLastError();
@@ -1092,8 +1118,8 @@ cudaError_t random_fill(bool uniform, Tensor out, int64_t n, uint64_t key, doubl
   if (n > 0) {
     dispatch(out.elem, [&](auto tag) {
       using T = decltype(tag);
-      random_kernel<T>
-          <<<grid_for((n + 1) / 2), kThreads, 0, stream>>>(uniform, as<T>(out), n, key, a, b);
+      launch_kernel(grid_for((n + 1) / 2), stream, random_kernel<T>, uniform, as<T>(out), n, key, a,
+                    b);
     });
   }
   return cudaGetLastError();
@@ -1106,7 +1132,7 @@ cudaError_t binary(BinaryOp op, ConstTensor a, ConstTensor b, Tensor out, int64_
   if (n > 0) {
     dispatch(out.elem, [&](auto tag) {
       using T = decltype(tag);
-      binary_kernel<T><<<grid_for(n), kThreads, 0, stream>>>(op, as<T>(a), as<T>(b), as<T>(out), n);
+      launch_kernel(grid_for(n), stream, binary_kernel<T>, op, as<T>(a), as<T>(b), as<T>(out), n);
     });
   }
   return cudaGetLastError();
@@ -1117,8 +1143,8 @@ cudaError_t binary_broadcast(BinaryOp op, ConstTensor a, ConstTensor b, Tensor o
   if (n > 0) {
     dispatch(out.elem, [&](auto tag) {
       using T = decltype(tag);
-      binary_broadcast_kernel<T>
-          <<<grid_for(n), kThreads, 0, stream>>>(op, as<T>(a), as<T>(b), as<T>(out), n, bc);
+      launch_kernel(grid_for(n), stream, binary_broadcast_kernel<T>, op, as<T>(a), as<T>(b),
+                    as<T>(out), n, bc);
     });
   }
   return cudaGetLastError();
@@ -1131,8 +1157,8 @@ cudaError_t scalar(BinaryOp op, bool reversed, ConstTensor x, double s, Tensor o
       using T = decltype(tag);
       // The scalar in the array's type first, as the CPU kernel (a float16's 0.1 is 0.0999...).
       const Acc<T> sv = rounded<T>(s);
-      scalar_kernel<T>
-          <<<grid_for(n), kThreads, 0, stream>>>(op, reversed, as<T>(x), sv, as<T>(out), n);
+      launch_kernel(grid_for(n), stream, scalar_kernel<T>, op, reversed, as<T>(x), sv, as<T>(out),
+                    n);
     });
   }
   return cudaGetLastError();
@@ -1142,7 +1168,7 @@ cudaError_t unary(UnaryOp op, ConstTensor x, Tensor out, int64_t n, cudaStream_t
   if (n > 0) {
     dispatch(out.elem, [&](auto tag) {
       using T = decltype(tag);
-      unary_kernel<T><<<grid_for(n), kThreads, 0, stream>>>(op, as<T>(x), as<T>(out), n);
+      launch_kernel(grid_for(n), stream, unary_kernel<T>, op, as<T>(x), as<T>(out), n);
     });
   }
   return cudaGetLastError();
@@ -1152,8 +1178,7 @@ cudaError_t fill(Tensor out, double value, int64_t n, cudaStream_t stream) {
   if (n > 0) {
     dispatch(out.elem, [&](auto tag) {
       using T = decltype(tag);
-      fill_kernel<T>
-          <<<grid_for(n), kThreads, 0, stream>>>(as<T>(out), static_cast<Acc<T>>(value), n);
+      launch_kernel(grid_for(n), stream, fill_kernel<T>, as<T>(out), static_cast<Acc<T>>(value), n);
     });
   }
   return cudaGetLastError();
@@ -1165,7 +1190,7 @@ cudaError_t cast(ConstTensor x, Tensor out, int64_t n, cudaStream_t stream) {
       using From = decltype(from);
       dispatch(out.elem, [&](auto to) {
         using To = decltype(to);
-        cast_kernel<From, To><<<grid_for(n), kThreads, 0, stream>>>(as<From>(x), as<To>(out), n);
+        launch_kernel(grid_for(n), stream, cast_kernel<From, To>, as<From>(x), as<To>(out), n);
       });
     });
   }
@@ -1179,8 +1204,8 @@ cudaError_t reduce(Reducer r, ConstTensor x, Tensor out, int64_t outer, int64_t 
     const unsigned blocks = static_cast<unsigned>(outputs < 65535 * 8 ? outputs : 65535 * 8);
     dispatch(out.elem, [&](auto tag) {
       using T = decltype(tag);
-      reduce_kernel<T><<<blocks, kThreads, 0, stream>>>(r, as<T>(x), as<T>(out), outer, len, inner,
-                                                        scale, root);
+      launch_synced_kernel(blocks, stream, reduce_kernel<T>, r, as<T>(x), as<T>(out), outer, len,
+                           inner, scale, root);
     });
   }
   return cudaGetLastError();
@@ -1192,8 +1217,8 @@ cudaError_t arg_reduce(bool max, ConstTensor x, Tensor out, int64_t outer, int64
   if (outputs > 0 && len > 0) {
     dispatch(out.elem, [&](auto tag) {
       using T = decltype(tag);
-      arg_reduce_kernel<T><<<grid_for(outputs), kThreads, 0, stream>>>(max, as<T>(x), as<T>(out),
-                                                                       outer, len, inner);
+      launch_kernel(grid_for(outputs), stream, arg_reduce_kernel<T>, max, as<T>(x), as<T>(out),
+                    outer, len, inner);
     });
   }
   return cudaGetLastError();
@@ -1206,8 +1231,8 @@ cudaError_t softmax(ConstTensor x, Tensor out, int64_t outer, int64_t len, int64
     const unsigned blocks = static_cast<unsigned>(rows < 65535 * 8 ? rows : 65535 * 8);
     dispatch(out.elem, [&](auto tag) {
       using T = decltype(tag);
-      softmax_kernel<T><<<blocks, kThreads, 0, stream>>>(as<T>(x), as<T>(out), outer, len, inner,
-                                                         temperature, log);
+      launch_synced_kernel(blocks, stream, softmax_kernel<T>, as<T>(x), as<T>(out), outer, len,
+                           inner, temperature, log);
     });
   }
   return cudaGetLastError();
@@ -1220,8 +1245,8 @@ cudaError_t softmax_grad(int kind, ConstTensor dy, ConstTensor y, Tensor dx, int
     const unsigned blocks = static_cast<unsigned>(rows < 65535 * 8 ? rows : 65535 * 8);
     dispatch(dx.elem, [&](auto tag) {
       using T = decltype(tag);
-      softmax_grad_kernel<T><<<blocks, kThreads, 0, stream>>>(kind, as<T>(dy), as<T>(y), as<T>(dx),
-                                                              outer, len, inner, temperature);
+      launch_synced_kernel(blocks, stream, softmax_grad_kernel<T>, kind, as<T>(dy), as<T>(y),
+                           as<T>(dx), outer, len, inner, temperature);
     });
   }
   return cudaGetLastError();
@@ -1232,8 +1257,8 @@ cudaError_t broadcast_scaled(ConstTensor x, Tensor out, int64_t n, const Broadca
   if (n > 0) {
     dispatch(out.elem, [&](auto tag) {
       using T = decltype(tag);
-      broadcast_scaled_kernel<T>
-          <<<grid_for(n), kThreads, 0, stream>>>(as<T>(x), as<T>(out), n, bc, scale);
+      launch_kernel(grid_for(n), stream, broadcast_scaled_kernel<T>, as<T>(x), as<T>(out), n, bc,
+                    scale);
     });
   }
   return cudaGetLastError();
@@ -1244,8 +1269,8 @@ cudaError_t unary_grad(UnaryGradOp op, ConstTensor dy, ConstTensor v, Tensor dx,
   if (n > 0) {
     dispatch(dx.elem, [&](auto tag) {
       using T = decltype(tag);
-      unary_grad_kernel<T>
-          <<<grid_for(n), kThreads, 0, stream>>>(op, as<T>(dy), as<T>(v), as<T>(dx), n, s);
+      launch_kernel(grid_for(n), stream, unary_grad_kernel<T>, op, as<T>(dy), as<T>(v), as<T>(dx),
+                    n, s);
     });
   }
   return cudaGetLastError();
@@ -1256,8 +1281,8 @@ cudaError_t binary_grad(BinaryGradOp op, ConstTensor dy, ConstTensor l, ConstTen
   if (n > 0) {
     dispatch(dy.elem, [&](auto tag) {
       using T = decltype(tag);
-      binary_grad_kernel<T><<<grid_for(n), kThreads, 0, stream>>>(op, as<T>(dy), as<T>(l), as<T>(r),
-                                                                  as<T>(dl), as<T>(dr), n, bc);
+      launch_kernel(grid_for(n), stream, binary_grad_kernel<T>, op, as<T>(dy), as<T>(l), as<T>(r),
+                    as<T>(dl), as<T>(dr), n, bc);
     });
   }
   return cudaGetLastError();
@@ -1267,7 +1292,7 @@ cudaError_t add_bias(Tensor out, ConstTensor bias, int64_t m, int64_t n, cudaStr
   if (m * n > 0) {
     dispatch(out.elem, [&](auto tag) {
       using T = decltype(tag);
-      add_bias_kernel<T><<<grid_for(m * n), kThreads, 0, stream>>>(as<T>(out), as<T>(bias), m, n);
+      launch_kernel(grid_for(m * n), stream, add_bias_kernel<T>, as<T>(out), as<T>(bias), m, n);
     });
   }
   return cudaGetLastError();
@@ -1278,8 +1303,8 @@ cudaError_t activation_grad(ActGrad act, ConstTensor dy, ConstTensor v, Tensor d
   if (n > 0) {
     dispatch(dx.elem, [&](auto tag) {
       using T = decltype(tag);
-      activation_grad_kernel<T>
-          <<<grid_for(n), kThreads, 0, stream>>>(act, as<T>(dy), as<T>(v), as<T>(dx), n);
+      launch_kernel(grid_for(n), stream, activation_grad_kernel<T>, act, as<T>(dy), as<T>(v),
+                    as<T>(dx), n);
     });
   }
   return cudaGetLastError();
@@ -1291,9 +1316,9 @@ cudaError_t sgd(ConstTensor w, ConstTensor g, Tensor mom, Tensor out, int64_t n,
     dispatch(out.elem, [&](auto tag) {
       using T = decltype(tag);
       using A = Acc<T>;
-      sgd_kernel<T><<<grid_for(n), kThreads, 0, stream>>>(
-          as<T>(w), as<T>(g), as<T>(mom), as<T>(out), n, static_cast<A>(lr), static_cast<A>(wd),
-          static_cast<A>(rescale), static_cast<A>(clip), static_cast<A>(momentum));
+      launch_kernel(grid_for(n), stream, sgd_kernel<T>, as<T>(w), as<T>(g), as<T>(mom), as<T>(out),
+                    n, static_cast<A>(lr), static_cast<A>(wd), static_cast<A>(rescale),
+                    static_cast<A>(clip), static_cast<A>(momentum));
     });
   }
   return cudaGetLastError();
@@ -1306,9 +1331,9 @@ cudaError_t adam(ConstTensor w, ConstTensor g, Tensor mean, Tensor var, Tensor o
     dispatch(out.elem, [&](auto tag) {
       using T = decltype(tag);
       using A = Acc<T>;
-      adam_kernel<T><<<grid_for(n), kThreads, 0, stream>>>(
-          as<T>(w), as<T>(g), as<T>(mean), as<T>(var), as<T>(out), n, A(lr), A(wd), A(rescale),
-          A(clip), A(beta1), A(beta2), A(epsilon));
+      launch_kernel(grid_for(n), stream, adam_kernel<T>, as<T>(w), as<T>(g), as<T>(mean),
+                    as<T>(var), as<T>(out), n, A(lr), A(wd), A(rescale), A(clip), A(beta1),
+                    A(beta2), A(epsilon));
     });
   }
   return cudaGetLastError();
@@ -1319,8 +1344,8 @@ cudaError_t mp_sgd(ConstTensor g, float* mom, float* w32, Tensor out, int64_t n,
   if (n > 0) {
     dispatch(out.elem, [&](auto tag) {
       using T = decltype(tag);
-      mp_sgd_kernel<T><<<grid_for(n), kThreads, 0, stream>>>(as<T>(g), mom, w32, as<T>(out), n, lr,
-                                                             wd, rescale, clip, momentum);
+      launch_kernel(grid_for(n), stream, mp_sgd_kernel<T>, as<T>(g), mom, w32, as<T>(out), n, lr,
+                    wd, rescale, clip, momentum);
     });
   }
   return cudaGetLastError();
@@ -1332,8 +1357,8 @@ cudaError_t softmax_output_grad(ConstTensor y, ConstTensor label, Tensor grad,
   if (n > 0) {
     dispatch(grad.elem, [&](auto tag) {
       using T = decltype(tag);
-      softmax_output_grad_kernel<T>
-          <<<grid_for(n), kThreads, 0, stream>>>(as<T>(y), as<T>(label), as<T>(grad), g);
+      launch_synced_kernel(grid_for(n), stream, softmax_output_grad_kernel<T>, as<T>(y),
+                           as<T>(label), as<T>(grad), g);
     });
   }
   return cudaGetLastError();
@@ -1344,8 +1369,8 @@ cudaError_t softmax_output_grad_dense(ConstTensor y, ConstTensor label, Tensor g
   if (n > 0) {
     dispatch(grad.elem, [&](auto tag) {
       using T = decltype(tag);
-      softmax_output_grad_dense_kernel<T><<<grid_for(n), kThreads, 0, stream>>>(
-          as<T>(y), as<T>(label), as<T>(grad), n, static_cast<Acc<T>>(scale));
+      launch_kernel(grid_for(n), stream, softmax_output_grad_dense_kernel<T>, as<T>(y),
+                    as<T>(label), as<T>(grad), n, static_cast<Acc<T>>(scale));
     });
   }
   return cudaGetLastError();
