@@ -107,10 +107,8 @@ TEST(HostGpu, CopiesArePageableSynchronousPinnedStreamOrderedAndChecked) {
     EXPECT_EQ(static_cast<char*>(pinned)[63], 'p');
   }
   // A copy past the allocation's end, or whose kind contradicts its pointers, is refused.
-  EXPECT_EQ(cudaMemcpy(device, pageable.data(), 65, cudaMemcpyHostToDevice),
-            cudaErrorInvalidValue);
-  EXPECT_EQ(cudaMemcpy(pageable.data(), device, 8, cudaMemcpyHostToDevice),
-            cudaErrorInvalidValue);
+  EXPECT_EQ(cudaMemcpy(device, pageable.data(), 65, cudaMemcpyHostToDevice), cudaErrorInvalidValue);
+  EXPECT_EQ(cudaMemcpy(pageable.data(), device, 8, cudaMemcpyHostToDevice), cudaErrorInvalidValue);
   EXPECT_EQ(cudaMemsetAsync(pageable.data(), 0, 8, stream.s), cudaErrorInvalidValue);
   cudaPointerAttributes attributes;
   ASSERT_EQ(cudaPointerGetAttributes(&attributes, static_cast<char*>(device) + 10), cudaSuccess);
@@ -223,10 +221,11 @@ TEST(HostGpu, CublasGemmIsColumnMajorAndChecksItsArguments) {
   ASSERT_EQ(create(&h), CUBLAS_STATUS_SUCCESS);
   ASSERT_EQ(set_stream(h, stream.s), CUBLAS_STATUS_SUCCESS);
   // Column-major A (2x3) and B (3x2); C (2x2) = A B.
-  const float a[] = {1, 4, 2, 5, 3, 6};    // [[1 2 3] [4 5 6]]
+  const float a[] = {1, 4, 2, 5, 3, 6};     // [[1 2 3] [4 5 6]]
   const float b[] = {7, 9, 11, 8, 10, 12};  // [[7 8] [9 10] [11 12]]
   float *da, *db, *dc;
-  for (auto [p, bytes] : {std::pair{&da, sizeof a}, std::pair{&db, sizeof b}, std::pair{&dc, 16ul}}) {
+  for (auto [p, bytes] :
+       {std::pair{&da, sizeof a}, std::pair{&db, sizeof b}, std::pair{&dc, 16ul}}) {
     ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(p), bytes), cudaSuccess);
   }
   ASSERT_EQ(cudaMemcpy(da, a, sizeof a, cudaMemcpyHostToDevice), cudaSuccess);
