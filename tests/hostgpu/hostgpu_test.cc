@@ -194,6 +194,7 @@ TEST(HostGpu, KernelsRunEveryThreadWithItsCoordinates) {
 }
 
 TEST(HostGpuDeathTest, SyncthreadsInAKernelLaunchedOneThreadAfterAnotherIsNamed) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");  // stream threads are running
   Stream stream;
   int* out = nullptr;
   ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&out), 64 * sizeof(int)), cudaSuccess);
@@ -207,7 +208,8 @@ TEST(HostGpuDeathTest, SyncthreadsInAKernelLaunchedOneThreadAfterAnotherIsNamed)
 }
 
 // The emulated cuBLAS, loaded as nanomx loads cuBLAS (NANOMX_HOSTGPU_CUBLAS is its path).
-TEST(HostGpu, CublasGemmIsColumnMajorAndChecksItsArguments) {
+TEST(HostGpuDeathTest, CublasGemmIsColumnMajorAndChecksItsArguments) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");  // stream threads are running
   void* lib = dlopen(NANOMX_HOSTGPU_CUBLAS, RTLD_NOW | RTLD_LOCAL);
   ASSERT_NE(lib, nullptr) << dlerror();
   auto create = reinterpret_cast<decltype(&cublasCreate_v2)>(dlsym(lib, "cublasCreate_v2"));
@@ -245,6 +247,10 @@ TEST(HostGpu, CublasGemmIsColumnMajorAndChecksItsArguments) {
   // A leading dimension shorter than the rows is refused, as cuBLAS does.
   EXPECT_EQ(sgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 3, &one, da, 1, db, 3, &zero, dc, 2),
             CUBLAS_STATUS_INVALID_VALUE);
+  // An operand reaching past its allocation is where a GPU would fault: named, and fatal.
+  EXPECT_DEATH(
+      (void)sgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 3, &one, da + 1, 2, db, 3, &zero, dc, 2),
+      "operand A .* outside any device allocation");
   EXPECT_EQ(destroy(h), CUBLAS_STATUS_SUCCESS);
   for (float* p : {da, db, dc}) EXPECT_EQ(cudaFree(p), cudaSuccess);
 }
