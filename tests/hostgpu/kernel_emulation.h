@@ -10,9 +10,11 @@
 #include <atomic>
 #include <barrier>
 #include <cmath>
+#include <condition_variable>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <mutex>
 #include <thread>
 #include <tuple>
@@ -52,6 +54,57 @@ inline std::mutex& shared_memory_mutex() {
   return m;
 }
 
+// The host threads that run a concurrent launch's block threads, kept between launches (creating
+// 256 threads per launch made the reductions' tests several times slower under ThreadSanitizer).
+// One launch at a time: callers hold shared_memory_mutex().
+class BlockThreadPool {
+ public:
+  // Runs work(t) for every t in [0, n) at once, each on its own pool thread; returns when all
+  // have returned.
+  void run(unsigned n, const std::function<void(unsigned)>& work) {
+    std::unique_lock lock(m_);
+    while (threads_.size() < n) {
+      const auto t = static_cast<unsigned>(threads_.size());
+      threads_.emplace_back([this, t] { serve(t); });
+    }
+    work_ = &work;
+    active_ = n;
+    remaining_ = n;
+    ++generation_;
+    work_cv_.notify_all();
+    done_cv_.wait(lock, [&] { return remaining_ == 0; });
+    work_ = nullptr;
+  }
+
+ private:
+  void serve(unsigned t) {
+    uint64_t seen = 0;
+    std::unique_lock lock(m_);
+    for (;;) {
+      work_cv_.wait(lock, [&] { return generation_ != seen; });
+      seen = generation_;
+      if (t >= active_) continue;
+      const std::function<void(unsigned)>* work = work_;
+      lock.unlock();
+      (*work)(t);
+      lock.lock();
+      if (--remaining_ == 0) done_cv_.notify_one();
+    }
+  }
+
+  std::mutex m_;
+  std::condition_variable work_cv_, done_cv_;
+  std::vector<std::thread> threads_;  // never joined: the pool lives as long as the process
+  const std::function<void(unsigned)>* work_ = nullptr;
+  unsigned active_ = 0, remaining_ = 0;
+  uint64_t generation_ = 0;
+};
+
+inline BlockThreadPool& block_thread_pool() {
+  static BlockThreadPool* pool = new BlockThreadPool;
+  return *pool;
+}
+
 // Runs body() once per (block, thread) of the grid.
 template <typename Body>
 void run_grid(Threads mode, dim3 grid, dim3 block, const Body& body) {
@@ -78,21 +131,16 @@ void run_grid(Threads mode, dim3 grid, dim3 block, const Body& body) {
   }
   std::lock_guard lock(shared_memory_mutex());
   std::barrier<> barrier(per_block);
-  std::vector<std::thread> threads;
-  threads.reserve(per_block);
-  for (unsigned t = 0; t < per_block; ++t) {
-    threads.emplace_back([&, t] {
-      set_thread(t);
-      t_block_barrier = &barrier;
-      each_block([&](uint3 b) {
-        blockIdx = b;
-        body();
-        barrier.arrive_and_wait();  // the block ends for all its threads before the next starts
-      });
-      t_block_barrier = nullptr;
+  block_thread_pool().run(per_block, [&](unsigned t) {
+    set_thread(t);
+    t_block_barrier = &barrier;
+    each_block([&](uint3 b) {
+      blockIdx = b;
+      body();
+      barrier.arrive_and_wait();  // the block ends for all its threads before the next starts
     });
-  }
-  for (std::thread& th : threads) th.join();
+    t_block_barrier = nullptr;
+  });
 }
 
 // kernel<<<grid, block, 0, stream>>>(args...), on the host: the configuration checked as CUDA
