@@ -707,6 +707,39 @@ TEST_F(Gpu, CpuPinnedIsPageLockedAndCopies) {
   EXPECT_EQ(round_trip.to_vector<float>(), src.to_vector<float>());
 }
 
+// Two GPUs: copies between them, work on the second, each device's memory, and an operator
+// refusing an input on the other GPU. Skips with one GPU; the emulated build runs it with two
+// (tests/gpu/CMakeLists.txt).
+TEST_F(Gpu, TwoDevicesCopyAndComputeOnEach) {
+  if (num_gpus() < 2) GTEST_SKIP() << "one GPU visible";
+  const Context g1{DeviceType::kGPU, 1};
+  const NDArray x = random_array(Shape{5, 7}, 300);
+  const NDArray a = x.copy_to(gpu());
+  const NDArray b = a.copy_to(g1);  // device to device
+  EXPECT_EQ(b.ctx(), g1);
+  const NDArray c = ops::invoke("_mul_scalar", std::vector<NDArray>{b}, {{"scalar", "2"}})[0];
+  EXPECT_EQ(c.ctx(), g1);
+  const NDArray expect = ops::invoke("_mul_scalar", std::vector<NDArray>{x}, {{"scalar", "2"}})[0];
+  expect_close(c.copy_to(gpu()).to_vector<float>(), expect.to_vector<float>(), "gpu(1) * 2");
+  const NDArray w = random_array(Shape{7, 3}, 301);
+  const NDArray d = ops::invoke("dot", std::vector<NDArray>{b, w.copy_to(g1)}, {})[0];
+  EXPECT_EQ(d.ctx(), g1);
+  expect_close(d.to_vector<float>(),
+               ops::invoke("dot", std::vector<NDArray>{x, w}, {})[0].to_vector<float>(),
+               "dot on gpu(1)");
+  for (int dev : {0, 1}) {
+    const GpuMemoryInfo info = gpu_memory_info(dev);
+    EXPECT_LT(info.free_bytes, info.total_bytes) << "gpu(" << dev << ") holds arrays";
+  }
+  try {
+    ops::invoke("elemwise_add", std::vector<NDArray>{a, b});
+    engine::Engine::get().wait_all();
+    FAIL() << "gpu(0) + gpu(1) was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("gpu(1)"), std::string::npos) << e.what();
+  }
+}
+
 TEST_F(Gpu, ErrorsNameTheDevice) {
   const NDArray on_cpu = random_array(Shape{4}, 21);
   const NDArray on_gpu = on_cpu.copy_to(gpu());
