@@ -38,14 +38,19 @@ struct Gemm {
   int ldc;
   long long stride_c;
   int batch;
+
+  // The stored (column-major) shapes of A and B: op(A) is m x k, op(B) k x n.
+  int a_rows() const { return ta == CUBLAS_OP_N ? m : k; }
+  int a_cols() const { return ta == CUBLAS_OP_N ? k : m; }
+  int b_rows() const { return tb == CUBLAS_OP_N ? k : n; }
+  int b_cols() const { return tb == CUBLAS_OP_N ? n : k; }
 };
 
 bool valid(const Gemm& g) {
   auto op_ok = [](cublasOperation_t t) { return t == CUBLAS_OP_N || t == CUBLAS_OP_T; };
-  const int a_rows = g.ta == CUBLAS_OP_N ? g.m : g.k;
-  const int b_rows = g.tb == CUBLAS_OP_N ? g.k : g.n;
   return op_ok(g.ta) && op_ok(g.tb) && g.m >= 0 && g.n >= 0 && g.k >= 0 && g.batch >= 0 &&
-         g.lda >= std::max(1, a_rows) && g.ldb >= std::max(1, b_rows) && g.ldc >= std::max(1, g.m);
+         g.lda >= std::max(1, g.a_rows()) && g.ldb >= std::max(1, g.b_rows()) &&
+         g.ldc >= std::max(1, g.m);
 }
 
 // The bytes from an operand's first element to its last: (cols - 1) * ld + rows elements per
@@ -89,15 +94,13 @@ std::vector<float> widened(const __half* p, size_t n) {
 // too: beta may read it) and narrowed back.
 template <typename T>
 void run(const Gemm& g) {
-  const int a_rows = g.ta == CUBLAS_OP_N ? g.m : g.k, a_cols = g.ta == CUBLAS_OP_N ? g.k : g.m;
-  const int b_rows = g.tb == CUBLAS_OP_N ? g.k : g.n, b_cols = g.tb == CUBLAS_OP_N ? g.n : g.k;
   for (int p = 0; p < g.batch; ++p) {
     const T* a = static_cast<const T*>(g.a) + p * g.stride_a;
     const T* b = static_cast<const T*>(g.b) + p * g.stride_b;
     T* c = static_cast<T*>(g.c) + p * g.stride_c;
     if constexpr (std::is_same_v<T, __half>) {
-      const size_t na = extent(a_rows, a_cols, g.lda, 0, 1, 1);
-      const size_t nb = extent(b_rows, b_cols, g.ldb, 0, 1, 1);
+      const size_t na = extent(g.a_rows(), g.a_cols(), g.lda, 0, 1, 1);
+      const size_t nb = extent(g.b_rows(), g.b_cols(), g.ldb, 0, 1, 1);
       const size_t nc = extent(g.m, g.n, g.ldc, 0, 1, 1);
       const std::vector<float> wa = widened(a, g.k > 0 ? na : 0), wb = widened(b, g.k > 0 ? nb : 0);
       std::vector<float> wc = g.beta == 0 ? std::vector<float>(nc) : widened(c, nc);
@@ -119,10 +122,8 @@ cublasStatus_t submit(cublasHandle_t handle, const Gemm& g) {
   if (handle == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
   if (!valid(g)) return CUBLAS_STATUS_INVALID_VALUE;
   if (g.m == 0 || g.n == 0 || g.batch == 0) return CUBLAS_STATUS_SUCCESS;
-  const int a_rows = g.ta == CUBLAS_OP_N ? g.m : g.k, a_cols = g.ta == CUBLAS_OP_N ? g.k : g.m;
-  const int b_rows = g.tb == CUBLAS_OP_N ? g.k : g.n, b_cols = g.tb == CUBLAS_OP_N ? g.n : g.k;
-  check_operand("A", g.a, a_rows, a_cols, g.lda, g.stride_a, g.batch, sizeof(T));
-  check_operand("B", g.b, b_rows, b_cols, g.ldb, g.stride_b, g.batch, sizeof(T));
+  check_operand("A", g.a, g.a_rows(), g.a_cols(), g.lda, g.stride_a, g.batch, sizeof(T));
+  check_operand("B", g.b, g.b_rows(), g.b_cols(), g.ldb, g.stride_b, g.batch, sizeof(T));
   check_operand("C", g.c, g.m, g.n, g.ldc, g.stride_c, g.batch, sizeof(T));
   const cudaError_t status = nanomx::hostgpu::enqueue(handle->stream, [g] { run<T>(g); });
   return status == cudaSuccess ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_EXECUTION_FAILED;

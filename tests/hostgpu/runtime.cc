@@ -153,6 +153,18 @@ struct Registry {
   std::map<cudaStream_t, std::shared_ptr<CUstream_st>> streams;
   std::map<cudaEvent_t, std::unique_ptr<CUevent_st>> events;
 
+  // Forgets the allocation starting at ptr if it is of `kind` (and its bytes, for device
+  // memory); false if there is none. Call with m held.
+  bool forget(const void* ptr, MemoryKind kind) {
+    auto it = memory.find(reinterpret_cast<uintptr_t>(ptr));
+    if (it == memory.end() || it->second.kind != kind) return false;
+    if (kind == MemoryKind::kDevice) {
+      device_bytes[static_cast<size_t>(it->second.device)] -= it->second.bytes;
+    }
+    memory.erase(it);
+    return true;
+  }
+
   // The allocation holding ptr, or memory.end().
   std::map<uintptr_t, Allocation>::iterator find(const void* ptr) {
     const auto p = reinterpret_cast<uintptr_t>(ptr);
@@ -309,12 +321,7 @@ cudaError_t free_device(void* dev_ptr, cudaStream_t release_on) {
   {
     Registry& r = registry();
     std::lock_guard lock(r.m);
-    auto it = r.memory.find(reinterpret_cast<uintptr_t>(dev_ptr));
-    if (it == r.memory.end() || it->second.kind != MemoryKind::kDevice) {
-      return fail(cudaErrorInvalidValue);
-    }
-    r.device_bytes[static_cast<size_t>(it->second.device)] -= it->second.bytes;
-    r.memory.erase(it);
+    if (!r.forget(dev_ptr, MemoryKind::kDevice)) return fail(cudaErrorInvalidValue);
   }
   return enqueue(release_on, [dev_ptr] { std::free(dev_ptr); });
 }
@@ -339,11 +346,7 @@ cudaError_t cudaFreeHost(void* ptr) {
   {
     Registry& r = registry();
     std::lock_guard lock(r.m);
-    auto it = r.memory.find(reinterpret_cast<uintptr_t>(ptr));
-    if (it == r.memory.end() || it->second.kind != MemoryKind::kPinned) {
-      return fail(cudaErrorInvalidValue);
-    }
-    r.memory.erase(it);
+    if (!r.forget(ptr, MemoryKind::kPinned)) return fail(cudaErrorInvalidValue);
   }
   std::free(ptr);
   return cudaSuccess;
