@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "gpu_compare.h"
 #include "nanomx/context.h"
 #include "nanomx/engine.h"
 #include "nanomx/error.h"
@@ -27,6 +28,8 @@
 
 namespace nanomx {
 namespace {
+
+using namespace gpu_test;  // NOLINT: the fixture and comparisons of every GPU test file
 
 #ifdef NANOMX_HAVE_CUDA
 // Registering a kernel under a name that is no operator, or twice for one operator, throws, and
@@ -47,82 +50,7 @@ TEST(CudaKernels, EveryRegistrationNamesAnOperatorOnce) {
 }
 #endif
 
-class Gpu : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (num_gpus() == 0) GTEST_SKIP() << "no GPU: " << gpu_unavailable_reason();
-  }
-  static Context gpu() { return Context{DeviceType::kGPU, 0}; }
-};
-
-NDArray random_array(const Shape& shape, uint32_t seed, float lo = -1.f, float hi = 1.f) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  std::vector<float> v(static_cast<size_t>(shape.size()));
-  for (float& x : v) x = dist(gen);
-  NDArray a(shape, Context::cpu(0));
-  a.sync_copy_from_cpu(v.data(), v.size() * sizeof(float));
-  return a;
-}
-
-void expect_close(const std::vector<float>& gpu, const std::vector<float>& cpu,
-                  const std::string& what, float rtol = 1e-4f, float atol = 1e-5f) {
-  ASSERT_EQ(gpu.size(), cpu.size()) << what;
-  for (size_t i = 0; i < gpu.size(); ++i) {
-    if (std::isnan(cpu[i])) {
-      EXPECT_TRUE(std::isnan(gpu[i])) << what << " at " << i;
-      continue;
-    }
-    ASSERT_NEAR(gpu[i], cpu[i], atol + rtol * std::fabs(cpu[i])) << what << " at " << i;
-  }
-}
-
-// Runs `op` on cpu(0) and on gpu(0) from the same inputs and compares every output.
-void compare(const std::string& op, const std::vector<NDArray>& cpu_in, const ops::Attrs& attrs,
-             float rtol = 1e-4f, float atol = 1e-5f) {
-  std::vector<NDArray> gpu_in;
-  for (const NDArray& a : cpu_in) gpu_in.push_back(a.copy_to(Context{DeviceType::kGPU, 0}));
-  const std::vector<NDArray> c = ops::invoke(op, cpu_in, attrs);
-  const std::vector<NDArray> g = ops::invoke(op, gpu_in, attrs);
-  ASSERT_EQ(c.size(), g.size()) << op;
-  for (size_t j = 0; j < c.size(); ++j) {
-    EXPECT_EQ(g[j].ctx(), (Context{DeviceType::kGPU, 0})) << op;
-    EXPECT_EQ(g[j].shape(), c[j].shape()) << op;
-    expect_close(g[j].to_vector<float>(), c[j].to_vector<float>(),
-                 op + " output " + std::to_string(j), rtol, atol);
-  }
-}
-
 NDArray labels(int64_t rows, int classes, uint32_t seed, float ignored = -1.f);
-
-NDArray cast(const NDArray& a, const char* dtype) {
-  return ops::invoke("Cast", std::vector<NDArray>{a}, {{"dtype", dtype}})[0];
-}
-
-// As compare, with every input cast to `dtype` first; outputs are compared in float32. For
-// float16 the CPU reference computes in float32 from the same (float16-rounded) inputs: the CPU
-// has no float16 kernels for the matrix products, and the GPU's float16 path computes in float32.
-void compare_as(const char* dtype, const std::string& op, const std::vector<NDArray>& in,
-                const ops::Attrs& attrs, float rtol, float atol) {
-  const bool half = std::string(dtype) == "float16";
-  std::vector<NDArray> cpu_in, gpu_in;
-  for (const NDArray& a : in) {
-    const NDArray rounded = cast(a, dtype);
-    gpu_in.push_back(rounded.copy_to(Context{DeviceType::kGPU, 0}));
-    cpu_in.push_back(half ? cast(rounded, "float32") : rounded);
-  }
-  const std::vector<NDArray> c = ops::invoke(op, cpu_in, attrs);
-  const std::vector<NDArray> g = ops::invoke(op, gpu_in, attrs);
-  ASSERT_EQ(c.size(), g.size()) << op;
-  for (size_t j = 0; j < c.size(); ++j) {
-    EXPECT_EQ(g[j].dtype(),
-              half && c[j].dtype() == DType::kFloat32 ? DType::kFloat16 : c[j].dtype())
-        << op;
-    expect_close(cast(g[j].copy_to(Context::cpu(0)), "float32").to_vector<float>(),
-                 cast(c[j], "float32").to_vector<float>(),
-                 op + " (" + dtype + ") output " + std::to_string(j), rtol, atol);
-  }
-}
 
 // The same kernels in float64 (computed in double) and float16 (computed in float).
 TEST_F(Gpu, Float64AndFloat16) {

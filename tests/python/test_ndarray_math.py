@@ -515,6 +515,16 @@ def test_reductions_of_empty_and_zero_d_arrays():
     assert mx.nd.argmax(scalar).asnumpy().tolist() == [0]
 
 
+def test_integer_max_and_min_are_exact_at_the_extremes():
+    # Compared in double, INT64_MAX and INT64_MAX - 1 merged and came back as INT64_MIN.
+    big = np.array([[2**63 - 2, 2**63 - 1, 5], [-2**63, -2**63 + 1, 0]], np.int64)
+    for axis in (None, 0, 1):
+        np.testing.assert_array_equal(mx.nd.max(nd(big), axis=axis).asnumpy().ravel(),
+                                      np.ravel(big.max(axis=axis)))
+        np.testing.assert_array_equal(mx.nd.min(nd(big), axis=axis).asnumpy().ravel(),
+                                      np.ravel(big.min(axis=axis)))
+
+
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
 def test_argmax_argmin_give_indices_in_the_input_dtype(dtype):
     x = values(dtype, (3, 4, 5), -50, 50)

@@ -66,15 +66,23 @@ struct Accum {
   static constexpr bool kSumLike =
       R == Reducer::kSum || R == Reducer::kNanSum || R == Reducer::kMean;
   static constexpr bool kProdLike = R == Reducer::kProd || R == Reducer::kNanProd;
-  // Integer sums and products wrap modulo 2^64 (then to T's width, as numpy); everything else
-  // in double.
-  using type =
-      std::conditional_t<(kSumLike || kProdLike) && std::is_integral_v<T>, uint64_t, double>;
+  static constexpr bool kIntegerExtreme =
+      (R == Reducer::kMax || R == Reducer::kMin) && std::is_integral_v<T>;
+  // Integer sums and products wrap modulo 2^64 (then to T's width, as numpy); integer max and
+  // min in the integer type (in double, int64's beyond 2^53 would merge and INT64_MAX come back
+  // as INT64_MIN); everything else in double.
+  using type = std::conditional_t<(kSumLike || kProdLike) && std::is_integral_v<T>, uint64_t,
+                                  std::conditional_t<kIntegerExtreme, T, double>>;
   static type init() {
-    if constexpr (R == Reducer::kMax) return -std::numeric_limits<double>::infinity();
-    if constexpr (R == Reducer::kMin) return std::numeric_limits<double>::infinity();
-    if constexpr (kProdLike) return 1;
-    return 0;
+    if constexpr (kIntegerExtreme) {
+      return R == Reducer::kMax ? std::numeric_limits<T>::lowest() : std::numeric_limits<T>::max();
+    } else if constexpr (R == Reducer::kMax) {
+      return -std::numeric_limits<double>::infinity();
+    } else if constexpr (R == Reducer::kMin) {
+      return std::numeric_limits<double>::infinity();
+    } else {
+      return kProdLike ? 1 : 0;
+    }
   }
   static void add(type& acc, T x) {
     if constexpr (kSumLike || kProdLike) {
@@ -97,6 +105,8 @@ struct Accum {
           acc *= v;
         }
       }
+    } else if constexpr (kIntegerExtreme) {
+      if (R == Reducer::kMax ? x > acc : x < acc) acc = x;
     } else if constexpr (R == Reducer::kMax) {
       // A NaN anywhere is the result, as numpy: it replaces the maximum and nothing replaces it
       // (`!(v <= acc)` alone let a later number replace a NaN: max([nan, 1, 2]) was 2).
@@ -122,7 +132,7 @@ struct Accum {
       } else {
         return from_double<T>(acc / static_cast<double>(count));
       }
-    } else if constexpr ((kSumLike || kProdLike) && std::is_integral_v<T>) {
+    } else if constexpr (((kSumLike || kProdLike) && std::is_integral_v<T>) || kIntegerExtreme) {
       return static_cast<T>(acc);
     } else if constexpr (R == Reducer::kNorm2) {
       return from_double<T>(std::sqrt(acc));

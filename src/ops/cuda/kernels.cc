@@ -1,6 +1,6 @@
-// The operators' CUDA kernels (float32, float64, float16): argument checks and shapes here, the
-// kernels.cu, matrix products through cuBLAS. Registered only when a GPU is visible.
-// Never run on a GPU yet: see docs/cuda.md.
+// The operators' CUDA kernels (the float dtypes; the integer ones where docs/cuda.md says):
+// argument checks and shapes here, the kernels in kernels.cu, matrix products through cuBLAS.
+// Registered only when a GPU is visible. Never run on a GPU yet: see docs/cuda.md.
 #ifdef NANOMX_HAVE_CUDA
 
 #include <algorithm>
@@ -63,26 +63,29 @@ void check_launch(const ParsedParams& p, cudaError_t status) {
 using GpuKernel = void (*)(const ParsedParams&, std::span<const NDArray>, std::span<const NDArray>,
                            cudaStream_t);
 
-// What a kernel takes: every array on the output's GPU and of the output's dtype (float32,
-// float64 or float16); kAnyDtype: each of those dtypes (Cast); kAnyType: any dtype, integers
-// too (the layout operators move elements without reading them); kCopy: _copyto between
+// What a kernel takes, every array on the output's GPU and: kSameFloat (the default) of the
+// output's dtype, float32, float64 or float16; kSame of the output's dtype, any of the seven
+// (the arithmetic whose kernels have the CPU's integer semantics too); kAnyFloat each of the
+// float dtypes (mp_sgd's float16 weights, float32 master copy); kAnyType any dtypes (Cast and
+// the layout and indexing operators: they convert or move elements); kCopy: _copyto between
 // devices (any dtype, inputs anywhere: the copy reads host memory too).
-enum class Operands { kSameDtype, kAnyDtype, kAnyType, kCopy };
+enum class Operands { kSameFloat, kSame, kAnyFloat, kAnyType, kCopy };
 
 // The checks `operands` asks for, then the kernel on the right stream.
-template <GpuKernel K, Operands operands = Operands::kSameDtype>
+template <GpuKernel K, Operands operands = Operands::kSameFloat>
 void gpu_kernel(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out) {
   constexpr bool kCopy = operands == Operands::kCopy;
+  constexpr bool kFloatOnly = operands == Operands::kSameFloat || operands == Operands::kAnyFloat;
+  constexpr bool kOneDtype = operands == Operands::kSameFloat || operands == Operands::kSame;
   const Context ctx = out[0].ctx();
   auto check = [&](const NDArray& a, const char* what, size_t i) {
     NANOMX_CHECK(kCopy || a.ctx() == ctx)
         << p.op() << ": " << what << " " << i << " is on " << a.ctx().str()
         << ", the operator runs on " << ctx.str() << " (copy it there with as_in_context / copyto)";
-    NANOMX_CHECK(kCopy || operands == Operands::kAnyType || a.dtype() == DType::kFloat32 ||
-                 a.dtype() == DType::kFloat64 || a.dtype() == DType::kFloat16)
-        << p.op() << ": the CUDA kernels support float32, float64 and float16 (docs/cuda.md), "
+    NANOMX_CHECK(!kFloatOnly || is_float_dtype(a.dtype()))
+        << p.op() << ": its CUDA kernel supports float32, float64 and float16 (docs/cuda.md), "
         << what << " " << i << " is " << dtype_name(a.dtype());
-    NANOMX_CHECK(operands != Operands::kSameDtype || a.dtype() == out[0].dtype())
+    NANOMX_CHECK(!kOneDtype || a.dtype() == out[0].dtype())
         << p.op() << ": " << what << " " << i << " is " << dtype_name(a.dtype()) << ", the output "
         << dtype_name(out[0].dtype()) << " (the CUDA kernels take one dtype; cast first)";
   };
@@ -93,9 +96,24 @@ void gpu_kernel(const ParsedParams& p, std::span<const NDArray> in, std::span<co
 }
 
 cu::Elem elem_of(DType t) {
-  return t == DType::kFloat64   ? cu::Elem::kFloat64
-         : t == DType::kFloat16 ? cu::Elem::kFloat16
-                                : cu::Elem::kFloat32;
+  switch (t) {
+    case DType::kFloat32:
+      return cu::Elem::kFloat32;
+    case DType::kFloat64:
+      return cu::Elem::kFloat64;
+    case DType::kFloat16:
+      return cu::Elem::kFloat16;
+    case DType::kUint8:
+      return cu::Elem::kUint8;
+    case DType::kInt8:
+      return cu::Elem::kInt8;
+    case DType::kInt32:
+      return cu::Elem::kInt32;
+    case DType::kInt64:
+      return cu::Elem::kInt64;
+  }
+  NANOMX_THROW() << "the CUDA kernels know no dtype " << static_cast<int>(t);
+  return cu::Elem::kFloat32;  // not reached: NANOMX_THROW throws
 }
 cu::ConstTensor f(const NDArray& a) { return {a.data(), elem_of(a.dtype())}; }
 cu::Tensor fw(const NDArray& a) { return {a.data(), elem_of(a.dtype())}; }
@@ -576,9 +594,6 @@ void batch_take(const ParsedParams& p, std::span<const NDArray> in, std::span<co
 void one_hot(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out,
              cudaStream_t s) {
   const auto& oh = p.get<OneHotParams>();
-  const DType t = out[0].dtype();
-  NANOMX_CHECK(t == DType::kFloat32 || t == DType::kFloat64 || t == DType::kFloat16)
-      << "one_hot: the CUDA kernel writes float32, float64 and float16, not " << dtype_name(t);
   check_launch(
       p, cu::one_hot(indices_of(p, in[0]), fw(out[0]), in[0].size(), oh.depth, oh.on, oh.off, s));
 }
@@ -614,7 +629,7 @@ std::vector<bool> broadcast_axes(const Shape& part, const Shape& full) {
 // (cudaMallocAsync). No axis reduced: a copy.
 void reduce_axes(const ParsedParams& p, cu::Reducer r, cu::ConstTensor x, std::vector<int64_t> dims,
                  std::vector<bool> reduced, const NDArray& out, double scale, bool root,
-                 cudaStream_t s) {
+                 int64_t int_mean_count, cudaStream_t s) {
   cu::ConstTensor src = x;
   std::vector<void*> temps;
   auto free_temps = [&] {
@@ -647,8 +662,8 @@ void reduce_axes(const ParsedParams& p, cu::Reducer r, cu::ConstTensor x, std::v
       const cu::Reducer pass = any && (r == cu::Reducer::kAbsSum || r == cu::Reducer::kSquareSum)
                                    ? cu::Reducer::kSum
                                    : r;
-      check_launch(
-          p, cu::reduce(pass, src, dst, outer, len, inner, last ? scale : 1.0, last && root, s));
+      check_launch(p, cu::reduce(pass, src, dst, outer, len, inner, last ? scale : 1.0,
+                                 last && root, last ? int_mean_count : 0, s));
       src = dst;
       any = true;
     }
@@ -665,11 +680,13 @@ void reduce_axes(const ParsedParams& p, cu::Reducer r, cu::ConstTensor x, std::v
 
 void sum_axes(const ParsedParams& p, cu::ConstTensor x, std::vector<int64_t> dims,
               std::vector<bool> reduced, const NDArray& out, double scale, cudaStream_t s) {
-  reduce_axes(p, cu::Reducer::kSum, x, std::move(dims), std::move(reduced), out, scale, false, s);
+  reduce_axes(p, cu::Reducer::kSum, x, std::move(dims), std::move(reduced), out, scale, false, 0,
+              s);
 }
 
 // The reductions: sum, mean, prod, max, min, nansum, nanprod, norm (ord 1 or 2) over any set of
-// axes. kMean: the sum divided by the count (an empty mean is NaN, as numpy).
+// axes. kMean: the sum divided by the count (an empty mean is NaN, as numpy; 0 for integers, as
+// the CPU's). Integer sums, products and means wrap as the CPU's (cu::reduce).
 template <cu::Reducer R, bool kMean = false>
 void reduce(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out,
             cudaStream_t s) {
@@ -687,12 +704,13 @@ void reduce(const ParsedParams& p, std::span<const NDArray> in, std::span<const 
     NANOMX_CHECK(reducer != cu::Reducer::kMax && reducer != cu::Reducer::kMin)
         << p.op() << ": zero-size reduction of " << is << " has no identity";
     const bool ones = reducer == cu::Reducer::kProd || reducer == cu::Reducer::kNanProd;
-    check_launch(p, cu::fill(fw(out[0]), kMean ? NAN : ones ? 1.0 : 0.0, out[0].size(), s));
+    const double empty_mean = is_float_dtype(out[0].dtype()) ? NAN : 0.0;
+    check_launch(p, cu::fill(fw(out[0]), kMean ? empty_mean : ones ? 1.0 : 0.0, out[0].size(), s));
     return;
   }
   reduce_axes(p, reducer, f(in[0]), std::vector<int64_t>(is.begin(), is.end()), spec.reduced,
               out[0], kMean ? 1.0 / static_cast<double>(total) : 1.0,
-              reducer == cu::Reducer::kSquareSum, s);
+              reducer == cu::Reducer::kSquareSum, kMean ? total : 0, s);
 }
 
 // argmax / argmin / argmax_channel: along one axis, or over the array flattened.
@@ -1046,6 +1064,8 @@ void gemm_batched(const ParsedParams& p, cu::ConstTensor a, cu::ConstTensor b, c
           &beta, c.data, CUDA_R_16F, n, sc, count, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
       break;
     }
+    default:  // the integer types: gpu_kernel refuses them before (kSameFloat)
+      break;
   }
   NANOMX_CHECK(status == CUBLAS_STATUS_SUCCESS)
       << p.op() << ": the cuBLAS matrix product failed (status " << static_cast<int>(status) << ")";
@@ -1125,7 +1145,7 @@ void fully_connected_backward(const ParsedParams& p, std::span<const NDArray> in
   const int64_t m = n == 0 ? 0 : dy.size() / n;
   gemm(p, f(dy), f(x), fw(out[1]), DotDims{n, m, k, true, false}, s);
   if (!fc.no_bias)
-    check_launch(p, cu::reduce(cu::Reducer::kSum, f(dy), fw(out[2]), 1, m, n, 1.0, false, s));
+    check_launch(p, cu::reduce(cu::Reducer::kSum, f(dy), fw(out[2]), 1, m, n, 1.0, false, 0, s));
   gemm(p, f(dy), f(w), fw(out[0]), DotDims{m, n, k, false, false}, s);
 }
 
@@ -1134,10 +1154,11 @@ void fully_connected_backward(const ParsedParams& p, std::span<const NDArray> in
 template <cu::BinaryOp Op>
 void register_binary_family(const std::function<void(std::string_view, Kernel)>& add,
                             const std::string& name, bool reversed) {
-  add("broadcast_" + name, gpu_kernel<binary<Op>>);
-  add("_" + name, gpu_kernel<binary<Op>>);
-  add("_" + name + "_scalar", gpu_kernel<scalar<Op, false>>);
-  if (reversed) add("_r" + name + "_scalar", gpu_kernel<scalar<Op, true>>);
+  constexpr Operands kSame = Operands::kSame;  // integer kernels too
+  add("broadcast_" + name, gpu_kernel<binary<Op>, kSame>);
+  add("_" + name, gpu_kernel<binary<Op>, kSame>);
+  add("_" + name + "_scalar", gpu_kernel<scalar<Op, false>, kSame>);
+  if (reversed) add("_r" + name + "_scalar", gpu_kernel<scalar<Op, true>, kSame>);
 }
 
 }  // namespace
@@ -1145,22 +1166,24 @@ void register_binary_family(const std::function<void(std::string_view, Kernel)>&
 void for_each_cuda_kernel(const std::function<void(std::string_view, Kernel)>& add) {
   using B = cu::BinaryOp;
   using U = cu::UnaryOp;
+  // Arithmetic with integer kernels too: every operand of the output's dtype, any dtype.
+  constexpr Operands kSame = Operands::kSame;
   for (const char* prefix : {"broadcast_", "elemwise_"}) {
     const std::string p = prefix;
-    add(p + "add", gpu_kernel<binary<B::kAdd>>);
-    add(p + "sub", gpu_kernel<binary<B::kSub>>);
-    add(p + "mul", gpu_kernel<binary<B::kMul>>);
-    add(p + "div", gpu_kernel<binary<B::kDiv>>);
+    add(p + "add", gpu_kernel<binary<B::kAdd>, kSame>);
+    add(p + "sub", gpu_kernel<binary<B::kSub>, kSame>);
+    add(p + "mul", gpu_kernel<binary<B::kMul>, kSame>);
+    add(p + "div", gpu_kernel<binary<B::kDiv>, kSame>);
   }
-  add("_grad_add", gpu_kernel<binary<B::kAdd>>);
-  add("add_n", gpu_kernel<add_n>);
-  add("_identity_with_attr_like_rhs", gpu_kernel<copy>);
-  add("_plus_scalar", gpu_kernel<scalar<B::kAdd, false>>);
-  add("_minus_scalar", gpu_kernel<scalar<B::kSub, false>>);
-  add("_rminus_scalar", gpu_kernel<scalar<B::kSub, true>>);
-  add("_mul_scalar", gpu_kernel<scalar<B::kMul, false>>);
-  add("_div_scalar", gpu_kernel<scalar<B::kDiv, false>>);
-  add("_rdiv_scalar", gpu_kernel<scalar<B::kDiv, true>>);
+  add("_grad_add", gpu_kernel<binary<B::kAdd>, kSame>);
+  add("add_n", gpu_kernel<add_n, kSame>);
+  add("_identity_with_attr_like_rhs", gpu_kernel<copy, kSame>);
+  add("_plus_scalar", gpu_kernel<scalar<B::kAdd, false>, kSame>);
+  add("_minus_scalar", gpu_kernel<scalar<B::kSub, false>, kSame>);
+  add("_rminus_scalar", gpu_kernel<scalar<B::kSub, true>, kSame>);
+  add("_mul_scalar", gpu_kernel<scalar<B::kMul, false>, kSame>);
+  add("_div_scalar", gpu_kernel<scalar<B::kDiv, false>, kSame>);
+  add("_rdiv_scalar", gpu_kernel<scalar<B::kDiv, true>, kSame>);
   register_binary_family<B::kPower>(add, "power", true);
   register_binary_family<B::kMaximum>(add, "maximum", false);
   register_binary_family<B::kMinimum>(add, "minimum", false);
@@ -1176,62 +1199,62 @@ void for_each_cuda_kernel(const std::function<void(std::string_view, Kernel)>& a
   register_binary_family<B::kLogicalOr>(add, "logical_or", false);
   register_binary_family<B::kLogicalXor>(add, "logical_xor", false);
   const std::pair<const char*, Kernel> unaries[] = {
-      {"negative", gpu_kernel<unary<U::kNegative>>},
-      {"square", gpu_kernel<unary<U::kSquare>>},
-      {"sqrt", gpu_kernel<unary<U::kSqrt>>},
-      {"exp", gpu_kernel<unary<U::kExp>>},
-      {"log", gpu_kernel<unary<U::kLog>>},
-      {"relu", gpu_kernel<unary<U::kRelu>>},
-      {"sigmoid", gpu_kernel<unary<U::kSigmoid>>},
-      {"tanh", gpu_kernel<unary<U::kTanh>>},
-      {"expm1", gpu_kernel<unary<U::kExpm1>>},
-      {"log1p", gpu_kernel<unary<U::kLog1p>>},
-      {"log2", gpu_kernel<unary<U::kLog2>>},
-      {"log10", gpu_kernel<unary<U::kLog10>>},
-      {"abs", gpu_kernel<unary<U::kAbs>>},
-      {"sign", gpu_kernel<unary<U::kSign>>},
-      {"rsqrt", gpu_kernel<unary<U::kRsqrt>>},
-      {"cbrt", gpu_kernel<unary<U::kCbrt>>},
-      {"rcbrt", gpu_kernel<unary<U::kRcbrt>>},
-      {"reciprocal", gpu_kernel<unary<U::kReciprocal>>},
-      {"sin", gpu_kernel<unary<U::kSin>>},
-      {"cos", gpu_kernel<unary<U::kCos>>},
-      {"tan", gpu_kernel<unary<U::kTan>>},
-      {"arcsin", gpu_kernel<unary<U::kArcsin>>},
-      {"arccos", gpu_kernel<unary<U::kArccos>>},
-      {"arctan", gpu_kernel<unary<U::kArctan>>},
-      {"sinh", gpu_kernel<unary<U::kSinh>>},
-      {"cosh", gpu_kernel<unary<U::kCosh>>},
-      {"arcsinh", gpu_kernel<unary<U::kArcsinh>>},
-      {"arccosh", gpu_kernel<unary<U::kArccosh>>},
-      {"arctanh", gpu_kernel<unary<U::kArctanh>>},
-      {"degrees", gpu_kernel<unary<U::kDegrees>>},
-      {"radians", gpu_kernel<unary<U::kRadians>>},
-      {"floor", gpu_kernel<unary<U::kFloor>>},
-      {"ceil", gpu_kernel<unary<U::kCeil>>},
-      {"round", gpu_kernel<unary<U::kRound>>},
-      {"rint", gpu_kernel<unary<U::kRint>>},
-      {"fix", gpu_kernel<unary<U::kTrunc>>},
-      {"trunc", gpu_kernel<unary<U::kTrunc>>},
-      {"erf", gpu_kernel<unary<U::kErf>>},
-      {"gamma", gpu_kernel<unary<U::kGamma>>},
-      {"gammaln", gpu_kernel<unary<U::kGammaln>>},
-      {"logical_not", gpu_kernel<unary<U::kLogicalNot>>},
+      {"negative", gpu_kernel<unary<U::kNegative>, kSame>},
+      {"square", gpu_kernel<unary<U::kSquare>, kSame>},
+      {"sqrt", gpu_kernel<unary<U::kSqrt>, kSame>},
+      {"exp", gpu_kernel<unary<U::kExp>, kSame>},
+      {"log", gpu_kernel<unary<U::kLog>, kSame>},
+      {"relu", gpu_kernel<unary<U::kRelu>, kSame>},
+      {"sigmoid", gpu_kernel<unary<U::kSigmoid>, kSame>},
+      {"tanh", gpu_kernel<unary<U::kTanh>, kSame>},
+      {"expm1", gpu_kernel<unary<U::kExpm1>, kSame>},
+      {"log1p", gpu_kernel<unary<U::kLog1p>, kSame>},
+      {"log2", gpu_kernel<unary<U::kLog2>, kSame>},
+      {"log10", gpu_kernel<unary<U::kLog10>, kSame>},
+      {"abs", gpu_kernel<unary<U::kAbs>, kSame>},
+      {"sign", gpu_kernel<unary<U::kSign>, kSame>},
+      {"rsqrt", gpu_kernel<unary<U::kRsqrt>, kSame>},
+      {"cbrt", gpu_kernel<unary<U::kCbrt>, kSame>},
+      {"rcbrt", gpu_kernel<unary<U::kRcbrt>, kSame>},
+      {"reciprocal", gpu_kernel<unary<U::kReciprocal>, kSame>},
+      {"sin", gpu_kernel<unary<U::kSin>, kSame>},
+      {"cos", gpu_kernel<unary<U::kCos>, kSame>},
+      {"tan", gpu_kernel<unary<U::kTan>, kSame>},
+      {"arcsin", gpu_kernel<unary<U::kArcsin>, kSame>},
+      {"arccos", gpu_kernel<unary<U::kArccos>, kSame>},
+      {"arctan", gpu_kernel<unary<U::kArctan>, kSame>},
+      {"sinh", gpu_kernel<unary<U::kSinh>, kSame>},
+      {"cosh", gpu_kernel<unary<U::kCosh>, kSame>},
+      {"arcsinh", gpu_kernel<unary<U::kArcsinh>, kSame>},
+      {"arccosh", gpu_kernel<unary<U::kArccosh>, kSame>},
+      {"arctanh", gpu_kernel<unary<U::kArctanh>, kSame>},
+      {"degrees", gpu_kernel<unary<U::kDegrees>, kSame>},
+      {"radians", gpu_kernel<unary<U::kRadians>, kSame>},
+      {"floor", gpu_kernel<unary<U::kFloor>, kSame>},
+      {"ceil", gpu_kernel<unary<U::kCeil>, kSame>},
+      {"round", gpu_kernel<unary<U::kRound>, kSame>},
+      {"rint", gpu_kernel<unary<U::kRint>, kSame>},
+      {"fix", gpu_kernel<unary<U::kTrunc>, kSame>},
+      {"trunc", gpu_kernel<unary<U::kTrunc>, kSame>},
+      {"erf", gpu_kernel<unary<U::kErf>, kSame>},
+      {"gamma", gpu_kernel<unary<U::kGamma>, kSame>},
+      {"gammaln", gpu_kernel<unary<U::kGammaln>, kSame>},
+      {"logical_not", gpu_kernel<unary<U::kLogicalNot>, kSame>},
   };
   for (const auto& [name, kernel] : unaries) add(name, kernel);
   add("Activation", gpu_kernel<activation>);
   add("_backward_Activation", gpu_kernel<activation_backward>);
   add("_random_uniform", gpu_kernel<random_sample<true>>);
   add("_random_normal", gpu_kernel<random_sample<false>>);
-  add("_zeros", gpu_kernel<fill>);
-  add("_ones", gpu_kernel<fill>);
-  add("_full", gpu_kernel<fill>);
-  add("_zeros_without_dtype", gpu_kernel<fill>);
-  add("zeros_like", gpu_kernel<fill_like<0>>);
-  add("ones_like", gpu_kernel<fill_like<1>>);
+  add("_zeros", gpu_kernel<fill, kSame>);
+  add("_ones", gpu_kernel<fill, kSame>);
+  add("_full", gpu_kernel<fill, kSame>);
+  add("_zeros_without_dtype", gpu_kernel<fill, kSame>);
+  add("zeros_like", gpu_kernel<fill_like<0>, kSame>);
+  add("ones_like", gpu_kernel<fill_like<1>, kSame>);
   add("_copyto", gpu_kernel<copy, Operands::kCopy>);
-  add("Cast", gpu_kernel<cast, Operands::kAnyDtype>);
-  add("_copy", gpu_kernel<copy>);
+  add("Cast", gpu_kernel<cast, Operands::kAnyType>);
+  add("_copy", gpu_kernel<copy, kSame>);
   // Layout operators move elements of any dtype, every array on the GPU.
   constexpr Operands kAnyType = Operands::kAnyType;
   add("slice", gpu_kernel<slice, kAnyType>);
@@ -1247,35 +1270,35 @@ void for_each_cuda_kernel(const std::function<void(std::string_view, Kernel)>& a
   add("SwapAxis", gpu_kernel<swapaxis, kAnyType>);
   add("tile", gpu_kernel<tile, kAnyType>);
   add("repeat", gpu_kernel<repeat, kAnyType>);
-  add("clip", gpu_kernel<clip>);
+  add("clip", gpu_kernel<clip, kSame>);
   add("_backward_clip", gpu_kernel<clip_backward>);
-  add("_arange", gpu_kernel<arange>);
+  add("_arange", gpu_kernel<arange, kSame>);
   add("take", gpu_kernel<take, kAnyType>);
   add("pick", gpu_kernel<pick, kAnyType>);
   add("one_hot", gpu_kernel<one_hot, kAnyType>);
   add("where", gpu_kernel<where, kAnyType>);
-  add("_linspace", gpu_kernel<linspace>);
-  add("_eye", gpu_kernel<eye>);
-  add("_slice_assign_scalar", gpu_kernel<slice_assign_scalar>);
+  add("_linspace", gpu_kernel<linspace, kSame>);
+  add("_eye", gpu_kernel<eye, kSame>);
+  add("_slice_assign_scalar", gpu_kernel<slice_assign_scalar, kSame>);
   add("batch_take", gpu_kernel<batch_take, kAnyType>);
   // Operators whose kernel is a copy (a new shape over the same elements, or the identity).
   for (const char* name : {"Reshape", "Flatten", "expand_dims", "squeeze", "_backward_copy",
                            "_backward_reshape", "LinearRegressionOutput"}) {
-    add(name, gpu_kernel<copy>);
+    add(name, gpu_kernel<copy, kSame>);
   }
-  add("_backward_cast", gpu_kernel<cast, Operands::kAnyDtype>);
+  add("_backward_cast", gpu_kernel<cast, Operands::kAnyType>);
   add("_backward_linear_reg_out", gpu_kernel<linear_reg_backward>);
   using R = cu::Reducer;
-  add("sum", gpu_kernel<reduce<R::kSum>>);
-  add("prod", gpu_kernel<reduce<R::kProd>>);
-  add("max", gpu_kernel<reduce<R::kMax>>);
-  add("min", gpu_kernel<reduce<R::kMin>>);
-  add("nansum", gpu_kernel<reduce<R::kNanSum>>);
-  add("nanprod", gpu_kernel<reduce<R::kNanProd>>);
-  add("norm", gpu_kernel<reduce<R::kSquareSum>>);
-  add("argmax", gpu_kernel<arg_reduce<true>>);
-  add("argmin", gpu_kernel<arg_reduce<false>>);
-  add("argmax_channel", gpu_kernel<arg_reduce<true>>);
+  add("sum", gpu_kernel<reduce<R::kSum>, kSame>);
+  add("prod", gpu_kernel<reduce<R::kProd>, kSame>);
+  add("max", gpu_kernel<reduce<R::kMax>, kSame>);
+  add("min", gpu_kernel<reduce<R::kMin>, kSame>);
+  add("nansum", gpu_kernel<reduce<R::kNanSum>, kSame>);
+  add("nanprod", gpu_kernel<reduce<R::kNanProd>, kSame>);
+  add("norm", gpu_kernel<reduce<R::kSquareSum>, kSame>);
+  add("argmax", gpu_kernel<arg_reduce<true>, kSame>);
+  add("argmin", gpu_kernel<arg_reduce<false>, kSame>);
+  add("argmax_channel", gpu_kernel<arg_reduce<true>, kSame>);
   add("_backward_sum", gpu_kernel<reduce_backward<false>>);
   add("_backward_mean", gpu_kernel<reduce_backward<true>>);
   add("_broadcast_backward", gpu_kernel<broadcast_backward>);
@@ -1341,7 +1364,7 @@ void for_each_cuda_kernel(const std::function<void(std::string_view, Kernel)>& a
   add("_backward_broadcast_mod", gpu_kernel<binary_backward<G::kMod>>);
   add("_backward_log_softmax", gpu_kernel<softmax_backward<1>>);
   add("_backward_softmin", gpu_kernel<softmax_backward<2>>);
-  add("mean", gpu_kernel<reduce<R::kSum, true>>);
+  add("mean", gpu_kernel<reduce<R::kSum, true>, kSame>);
   add("softmax", gpu_kernel<softmax<false>>);
   add("log_softmax", gpu_kernel<softmax<true>>);
   add("SoftmaxOutput", gpu_kernel<softmax_output>);
@@ -1350,8 +1373,8 @@ void for_each_cuda_kernel(const std::function<void(std::string_view, Kernel)>& a
   add("multi_sgd_update", gpu_kernel<multi_sgd<false>>);
   add("multi_sgd_mom_update", gpu_kernel<multi_sgd<true>>);
   add("adam_update", gpu_kernel<adam>);
-  add("mp_sgd_update", gpu_kernel<mp_sgd<false>, Operands::kAnyDtype>);
-  add("mp_sgd_mom_update", gpu_kernel<mp_sgd<true>, Operands::kAnyDtype>);
+  add("mp_sgd_update", gpu_kernel<mp_sgd<false>, Operands::kAnyFloat>);
+  add("mp_sgd_mom_update", gpu_kernel<mp_sgd<true>, Operands::kAnyFloat>);
   add("_backward_SoftmaxOutput", gpu_kernel<softmax_output_backward>);
   add("dot", gpu_kernel<dot>);
   add("_backward_dot", gpu_kernel<dot_backward>);

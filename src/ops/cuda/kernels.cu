@@ -1,11 +1,14 @@
 // The CUDA kernels, one file so that the build runs nvcc once (docs/cuda.md). Each is a template
-// over the element type (float, double, __half) computing in `Acc` (double for double, float
-// otherwise: a half is widened to float for the arithmetic, as cuBLAS' and cuDNN's half paths
-// do); the launchers pick the instantiation from the tensors' Elem. Reductions and softmax
+// over the element type (float, double, __half; the integer types where launch.h says) computing
+// in `Acc` (double for double, float for float and __half -- a half is widened to float for the
+// arithmetic, as cuBLAS' and cuDNN's half paths do -- an integer type in itself); the launchers
+// pick the instantiation from the tensors' Elem. Reductions and softmax
 // accumulate in double whatever the element type, as the CPU kernels.
 // Never run on a GPU yet: see docs/cuda.md.
 #include <cuda_fp16.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <type_traits>
 
 #include "ops/cuda/launch.h"
@@ -53,9 +56,11 @@ void launch_synced_kernel(unsigned grid, cudaStream_t stream, void (*kernel)(P..
 
 // ---- element types ----
 
+// Integers compute in their own type (the CPU's rule: exactly where the function is exact on
+// integers, through double otherwise; apply_binary / apply_unary say which).
 template <typename T>
 struct AccOf {
-  using type = float;
+  using type = std::conditional_t<std::is_integral_v<T>, T, float>;
 };
 template <>
 struct AccOf<double> {
@@ -67,6 +72,10 @@ using Acc = typename AccOf<T>::type;
 __device__ __forceinline__ float widen(float v) { return v; }
 __device__ __forceinline__ double widen(double v) { return v; }
 __device__ __forceinline__ float widen(__half v) { return __half2float(v); }
+template <typename T>
+__device__ __forceinline__ std::enable_if_t<std::is_integral_v<T>, T> widen(T v) {
+  return v;
+}
 
 template <typename T>
 __device__ __forceinline__ T narrow(Acc<T> v) {
@@ -75,6 +84,28 @@ __device__ __forceinline__ T narrow(Acc<T> v) {
 template <>
 __device__ __forceinline__ __half narrow<__half>(float v) {
   return __float2half(v);
+}
+
+template <typename T>
+__device__ __forceinline__ double to_double(T v) {
+  return static_cast<double>(widen(v));
+}
+
+// A double converted to T as the CPU's from_double (nanomx/dtype.h, numpy's astype on x86):
+// floats round to nearest; integers truncate toward zero and wrap modulo 2^bits, a value outside
+// int64 (or NaN) becoming INT64_MIN first. Host and device: scalars are converted on the host.
+template <typename T>
+__host__ __device__ __forceinline__ T from_double(double v) {
+  if constexpr (std::is_integral_v<T>) {
+    const int64_t wide = v >= -9223372036854775808.0 && v < 9223372036854775808.0
+                             ? static_cast<int64_t>(v)
+                             : INT64_MIN;
+    return static_cast<T>(static_cast<uint64_t>(wide));
+  } else if constexpr (std::is_same_v<T, __half>) {
+    return __float2half(static_cast<float>(v));
+  } else {
+    return static_cast<T>(v);
+  }
 }
 
 // The math functions for float and double by overload (device code has both).
@@ -115,19 +146,47 @@ __device__ __forceinline__ double m_pow(double a, double b) { return pow(a, b); 
 __device__ __forceinline__ float m_hypot(float a, float b) { return hypotf(a, b); }
 __device__ __forceinline__ double m_hypot(double a, double b) { return hypot(a, b); }
 
-// Calls f(T{}) with T the C++ type of `e`.
+// Calls f(T{}) with T the C++ type of `e`, for the kernels written for the float types only
+// (kernels.cc refuses the others before launching, naming the operator and dtype; an integer
+// here is a missing check there, so it stops the process rather than write wrong elements).
 template <typename F>
 void dispatch(Elem e, F&& f) {
   switch (e) {
     case Elem::kFloat32:
       f(float{});
-      break;
+      return;
     case Elem::kFloat64:
       f(double{});
-      break;
+      return;
     case Elem::kFloat16:
       f(__half{});
+      return;
+    default:
       break;
+  }
+  fprintf(stderr, "nanomx: a float-only CUDA kernel was given an integer tensor (elem %d)\n",
+          static_cast<int>(e));
+  abort();
+}
+
+// As dispatch, and the integer types too: the kernels that take every dtype.
+template <typename F>
+void dispatch_any(Elem e, F&& f) {
+  switch (e) {
+    case Elem::kUint8:
+      f(uint8_t{});
+      return;
+    case Elem::kInt8:
+      f(int8_t{});
+      return;
+    case Elem::kInt32:
+      f(int32_t{});
+      return;
+    case Elem::kInt64:
+      f(int64_t{});
+      return;
+    default:
+      dispatch(e, f);
   }
 }
 
@@ -142,8 +201,77 @@ T* as(Tensor t) {
 
 // ---- elementwise ----
 
+// The binary operators on integers, as the CPU's (ops/cpu/math.cc, ops/cpu/elemwise.cc):
+// +, -, * wrap like numpy; x / 0 and x % 0 are 0; power is exact (wrapping) for exponents >= 0
+// and, below 0, what MXNet's float power truncates to; mod takes the divisor's sign; hypot
+// through double.
 template <typename A>
-__device__ __forceinline__ A apply_binary(BinaryOp op, A a, A b) {
+__device__ __forceinline__ A apply_binary_int(BinaryOp op, A a, A b) {
+  using W = std::make_unsigned_t<A>;
+  switch (op) {
+    case BinaryOp::kAdd:
+      return static_cast<A>(static_cast<W>(static_cast<W>(a) + static_cast<W>(b)));
+    case BinaryOp::kSub:
+      return static_cast<A>(static_cast<W>(static_cast<W>(a) - static_cast<W>(b)));
+    case BinaryOp::kMul:
+      return static_cast<A>(static_cast<W>(static_cast<W>(a) * static_cast<W>(b)));
+    case BinaryOp::kDiv:
+      if (b == 0) return 0;
+      if constexpr (std::is_signed_v<A>) {
+        if (b == -1) return static_cast<A>(static_cast<W>(W(0) - static_cast<W>(a)));
+      }
+      return static_cast<A>(a / b);
+    case BinaryOp::kPower: {
+      if constexpr (std::is_signed_v<A>) {
+        if (b < 0) return a == 1 ? A(1) : a == -1 ? (b % 2 == 0 ? A(1) : A(-1)) : A(0);
+      }
+      W result = 1, base = static_cast<W>(a);
+      for (W e = static_cast<W>(b); e != 0; e >>= 1) {
+        if (e & 1) result = static_cast<W>(result * base);
+        base = static_cast<W>(base * base);
+      }
+      return static_cast<A>(result);
+    }
+    case BinaryOp::kMaximum:
+      return a > b ? a : b;
+    case BinaryOp::kMinimum:
+      return a < b ? a : b;
+    case BinaryOp::kMod: {
+      if (b == 0) return 0;
+      if constexpr (std::is_signed_v<A>) {
+        if (b == -1) return 0;  // also INT_MIN % -1, which would trap
+        const A r = static_cast<A>(a % b);
+        return r != 0 && ((r < 0) != (b < 0)) ? static_cast<A>(r + b) : r;
+      } else {
+        return static_cast<A>(a % b);
+      }
+    }
+    case BinaryOp::kHypot:
+      return from_double<A>(hypot(static_cast<double>(a), static_cast<double>(b)));
+    case BinaryOp::kEqual:
+      return a == b ? A(1) : A(0);
+    case BinaryOp::kNotEqual:
+      return a != b ? A(1) : A(0);
+    case BinaryOp::kGreater:
+      return a > b ? A(1) : A(0);
+    case BinaryOp::kGreaterEqual:
+      return a >= b ? A(1) : A(0);
+    case BinaryOp::kLesser:
+      return a < b ? A(1) : A(0);
+    case BinaryOp::kLesserEqual:
+      return a <= b ? A(1) : A(0);
+    case BinaryOp::kLogicalAnd:
+      return a != 0 && b != 0 ? A(1) : A(0);
+    case BinaryOp::kLogicalOr:
+      return a != 0 || b != 0 ? A(1) : A(0);
+    case BinaryOp::kLogicalXor:
+      return (a != 0) != (b != 0) ? A(1) : A(0);
+  }
+  return A(0);
+}
+
+template <typename A>
+__device__ __forceinline__ A apply_binary_float(BinaryOp op, A a, A b) {
   switch (op) {
     case BinaryOp::kAdd:
       return a + b;
@@ -191,6 +319,15 @@ __device__ __forceinline__ A apply_binary(BinaryOp op, A a, A b) {
   return A(0);
 }
 
+template <typename A>
+__device__ __forceinline__ A apply_binary(BinaryOp op, A a, A b) {
+  if constexpr (std::is_integral_v<A>) {
+    return apply_binary_int(op, a, b);
+  } else {
+    return apply_binary_float(op, a, b);
+  }
+}
+
 template <typename T>
 __global__ void binary_kernel(BinaryOp op, const T* a, const T* b, T* out, int64_t n) {
   NANOMX_CUDA_LOOP(i, n) { out[i] = narrow<T>(apply_binary(op, widen(a[i]), widen(b[i]))); }
@@ -220,7 +357,48 @@ __global__ void scalar_kernel(BinaryOp op, bool reversed, const T* x, Acc<T> s, 
 }
 
 template <typename A>
-__device__ __forceinline__ A apply_unary(UnaryOp op, A v) {
+__device__ __forceinline__ A apply_unary_float(UnaryOp op, A v);
+
+// The unary operators on integers, as the CPU's: exact where the function is exact on integers
+// (negative and square wrap, |INT_MIN| stays INT_MIN, the roundings are the identity), the
+// others through double and converted back as numpy's astype does (sqrt(2) is 1).
+template <typename A>
+__device__ __forceinline__ A apply_unary_int(UnaryOp op, A v) {
+  using W = std::make_unsigned_t<A>;
+  switch (op) {
+    case UnaryOp::kNegative:
+      return static_cast<A>(static_cast<W>(W(0) - static_cast<W>(v)));
+    case UnaryOp::kSquare:
+      return static_cast<A>(static_cast<W>(static_cast<W>(v) * static_cast<W>(v)));
+    case UnaryOp::kAbs:
+      if constexpr (std::is_signed_v<A>) {
+        return v < 0 ? static_cast<A>(static_cast<W>(W(0) - static_cast<W>(v))) : v;
+      } else {
+        return v;
+      }
+    case UnaryOp::kSign:
+      if constexpr (std::is_signed_v<A>) {
+        return static_cast<A>((v > 0) - (v < 0));
+      } else {
+        return v > 0 ? A(1) : A(0);
+      }
+    case UnaryOp::kRelu:
+      return v > 0 ? v : A(0);
+    case UnaryOp::kLogicalNot:
+      return v == 0 ? A(1) : A(0);
+    case UnaryOp::kFloor:
+    case UnaryOp::kCeil:
+    case UnaryOp::kRound:
+    case UnaryOp::kRint:
+    case UnaryOp::kTrunc:
+      return v;
+    default:
+      return from_double<A>(apply_unary_float(op, static_cast<double>(v)));
+  }
+}
+
+template <typename A>
+__device__ __forceinline__ A apply_unary_float(UnaryOp op, A v) {
   constexpr A kPi = A(3.14159265358979323846);
   switch (op) {
     case UnaryOp::kNegative:
@@ -313,6 +491,15 @@ __device__ __forceinline__ A apply_unary(UnaryOp op, A v) {
   return A(0);
 }
 
+template <typename A>
+__device__ __forceinline__ A apply_unary(UnaryOp op, A v) {
+  if constexpr (std::is_integral_v<A>) {
+    return apply_unary_int(op, v);
+  } else {
+    return apply_unary_float(op, v);
+  }
+}
+
 template <typename T>
 __global__ void unary_kernel(UnaryOp op, const T* x, T* out, int64_t n) {
   NANOMX_CUDA_LOOP(i, n) { out[i] = narrow<T>(apply_unary(op, widen(x[i]))); }
@@ -328,7 +515,11 @@ template <typename From, typename To>
 __global__ void cast_kernel(const From* x, To* out, int64_t n) {
   // Widened exactly, then rounded to nearest (float16 through float: two roundings).
   NANOMX_CUDA_LOOP(i, n) {
-    out[i] = narrow<To>(static_cast<Acc<To>>(static_cast<double>(widen(x[i]))));
+    if constexpr (std::is_integral_v<From> && std::is_integral_v<To>) {
+      out[i] = static_cast<To>(x[i]);  // wraps, as numpy's astype
+    } else {
+      out[i] = from_double<To>(to_double(x[i]));
+    }
   }
 }
 
@@ -397,7 +588,63 @@ __global__ void reduce_kernel(Reducer r, const T* x, T* out, int64_t outer, int6
     }
     if (threadIdx.x == 0) {
       const double v = partial[0] * scale;
-      out[e] = narrow<T>(static_cast<Acc<T>>(root ? sqrt(v) : v));
+      out[e] = from_double<T>(root ? sqrt(v) : v);
+    }
+    __syncthreads();
+  }
+}
+
+// The integer reductions other than the norms, as the CPU's: sums and products (and their NaN
+// forms, the same on integers) modulo 2^64, max and min exact, on the elements sign-extended to
+// 64 bits (kept as uint64: the wrapping arithmetic is unsigned); then wrapped to T's width. A
+// mean (divisor > 0) divides that sum by the count, truncating.
+__device__ __forceinline__ uint64_t integer_identity(Reducer r) {
+  switch (r) {
+    case Reducer::kProd:
+    case Reducer::kNanProd:
+      return 1;
+    case Reducer::kMax:
+      return static_cast<uint64_t>(INT64_MIN);
+    case Reducer::kMin:
+      return static_cast<uint64_t>(INT64_MAX);
+    default:
+      return 0;
+  }
+}
+__device__ __forceinline__ uint64_t integer_combine(Reducer r, uint64_t a, uint64_t b) {
+  switch (r) {
+    case Reducer::kProd:
+    case Reducer::kNanProd:
+      return a * b;
+    case Reducer::kMax:
+      return static_cast<int64_t>(b) > static_cast<int64_t>(a) ? b : a;
+    case Reducer::kMin:
+      return static_cast<int64_t>(b) < static_cast<int64_t>(a) ? b : a;
+    default:
+      return a + b;
+  }
+}
+template <typename T>
+__global__ void reduce_integer_kernel(Reducer r, const T* x, T* out, int64_t outer, int64_t len,
+                                      int64_t inner, int64_t divisor) {
+  __shared__ uint64_t partial[kThreads];
+  for (int64_t e = blockIdx.x; e < outer * inner; e += gridDim.x) {
+    const T* base = x + (e / inner) * len * inner + e % inner;
+    uint64_t acc = integer_identity(r);
+    for (int64_t j = threadIdx.x; j < len; j += blockDim.x) {
+      acc = integer_combine(r, acc, static_cast<uint64_t>(static_cast<int64_t>(base[j * inner])));
+    }
+    partial[threadIdx.x] = acc;
+    __syncthreads();
+    for (unsigned s = blockDim.x / 2; s > 0; s /= 2) {
+      if (threadIdx.x < s) {
+        partial[threadIdx.x] = integer_combine(r, partial[threadIdx.x], partial[threadIdx.x + s]);
+      }
+      __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+      const T total = static_cast<T>(partial[0]);
+      out[e] = divisor > 0 ? static_cast<T>(static_cast<int64_t>(total) / divisor) : total;
     }
     __syncthreads();
   }
@@ -409,17 +656,18 @@ __global__ void arg_reduce_kernel(bool max, const T* x, T* out, int64_t outer, i
                                   int64_t inner) {
   NANOMX_CUDA_LOOP(e, outer * inner) {
     const T* row = x + (e / inner) * len * inner + e % inner;
-    double best = widen(row[0]);
+    Acc<T> best = widen(row[0]);  // integers compared exactly, as the CPU's
     int64_t at = 0;
     for (int64_t k = 1; k < len; ++k) {
-      const double v = widen(row[k * inner]);
-      const bool nan_first = v != v && best == best;
+      const Acc<T> v = widen(row[k * inner]);
+      bool nan_first = false;  // the first NaN wins and stays
+      if constexpr (!std::is_integral_v<T>) nan_first = v != v && best == best;
       if ((max ? v > best : v < best) || nan_first) {
         best = v;
         at = k;
       }
     }
-    out[e] = narrow<T>(static_cast<Acc<T>>(at));
+    out[e] = from_double<T>(static_cast<double>(at));
   }
 }
 
@@ -845,6 +1093,7 @@ __global__ void arange_kernel(T* out, int64_t n, Acc<T> start, Acc<T> step, int6
 // A host-side rounding of v to T's precision, as the CPU rounds scalars to the array's type.
 template <typename T>
 Acc<T> rounded(double v) {
+  if constexpr (std::is_integral_v<T>) return from_double<T>(v);
   Acc<T> a = static_cast<Acc<T>>(v);
   if constexpr (std::is_same_v<T, __half>) a = __half2float(__float2half(a));
   return a;
@@ -944,9 +1193,7 @@ void by_size(size_t elem_bytes, F&& f) {
 
 template <typename T>
 __global__ void linspace_kernel(T* out, int64_t n, double start, double step) {
-  NANOMX_CUDA_LOOP(i, n) {
-    out[i] = narrow<T>(static_cast<Acc<T>>(start + step * static_cast<double>(i)));
-  }
+  NANOMX_CUDA_LOOP(i, n) { out[i] = from_double<T>(start + step * static_cast<double>(i)); }
 }
 
 template <typename T>
@@ -987,7 +1234,7 @@ __global__ void copy_strided_kernel(const E* src, E* dst, int64_t n, Strided s) 
 
 cudaError_t clip(ConstTensor x, Tensor out, int64_t n, double lo, double hi, cudaStream_t stream) {
   if (n > 0) {
-    dispatch(out.elem, [&](auto tag) {
+    dispatch_any(out.elem, [&](auto tag) {
       using T = decltype(tag);
       launch_kernel(grid_for(n), stream, clip_kernel<T>, as<T>(x), as<T>(out), n, rounded<T>(lo),
                     rounded<T>(hi));
@@ -1011,7 +1258,7 @@ cudaError_t clip_grad(ConstTensor dy, ConstTensor x, Tensor dx, int64_t n, doubl
 cudaError_t arange(Tensor out, int64_t n, double start, double step, int64_t repeat,
                    cudaStream_t stream) {
   if (n > 0) {
-    dispatch(out.elem, [&](auto tag) {
+    dispatch_any(out.elem, [&](auto tag) {
       using T = decltype(tag);
       launch_kernel(grid_for(n), stream, arange_kernel<T>, as<T>(out), n, rounded<T>(start),
                     rounded<T>(step), repeat);
@@ -1035,7 +1282,7 @@ cudaError_t copy_strided(const void* src, void* dst, size_t elem_bytes, int64_t 
 cudaError_t fill_strided(Tensor dst, double value, int64_t n, const Strided& s,
                          cudaStream_t stream) {
   if (n > 0) {
-    dispatch(dst.elem, [&](auto tag) {
+    dispatch_any(dst.elem, [&](auto tag) {
       using T = decltype(tag);
       launch_kernel(grid_for(n), stream, fill_strided_kernel<T>, as<T>(dst), rounded<T>(value), n,
                     s);
@@ -1046,7 +1293,7 @@ cudaError_t fill_strided(Tensor dst, double value, int64_t n, const Strided& s,
 
 cudaError_t linspace(Tensor out, int64_t n, double start, double step, cudaStream_t stream) {
   if (n > 0) {
-    dispatch(out.elem, [&](auto tag) {
+    dispatch_any(out.elem, [&](auto tag) {
       using T = decltype(tag);
       launch_kernel(grid_for(n), stream, linspace_kernel<T>, as<T>(out), n, start, step);
     });
@@ -1056,7 +1303,7 @@ cudaError_t linspace(Tensor out, int64_t n, double start, double step, cudaStrea
 
 cudaError_t eye(Tensor out, int64_t rows, int64_t cols, int64_t k, cudaStream_t stream) {
   if (rows * cols > 0) {
-    dispatch(out.elem, [&](auto tag) {
+    dispatch_any(out.elem, [&](auto tag) {
       using T = decltype(tag);
       launch_kernel(grid_for(rows * cols), stream, eye_kernel<T>, as<T>(out), rows, cols, k);
     });
@@ -1092,7 +1339,7 @@ cudaError_t pick(const void* x, Indices idx, void* out, size_t elem_bytes, int64
 cudaError_t one_hot(Indices idx, Tensor out, int64_t n, int64_t depth, double on, double off,
                     cudaStream_t stream) {
   if (n * depth > 0) {
-    dispatch(out.elem, [&](auto tag) {
+    dispatch_any(out.elem, [&](auto tag) {
       using T = decltype(tag);
       launch_kernel(grid_for(n * depth), stream, one_hot_kernel<T>, idx, as<T>(out), n, depth,
                     rounded<T>(on), rounded<T>(off));
@@ -1125,12 +1372,27 @@ cudaError_t random_fill(bool uniform, Tensor out, int64_t n, uint64_t key, doubl
   return cudaGetLastError();
 }
 
-size_t elem_size(Elem e) { return e == Elem::kFloat64 ? 8 : e == Elem::kFloat32 ? 4 : 2; }
+size_t elem_size(Elem e) {
+  switch (e) {
+    case Elem::kFloat64:
+    case Elem::kInt64:
+      return 8;
+    case Elem::kFloat32:
+    case Elem::kInt32:
+      return 4;
+    case Elem::kFloat16:
+      return 2;
+    case Elem::kUint8:
+    case Elem::kInt8:
+      return 1;
+  }
+  return 0;
+}
 
 cudaError_t binary(BinaryOp op, ConstTensor a, ConstTensor b, Tensor out, int64_t n,
                    cudaStream_t stream) {
   if (n > 0) {
-    dispatch(out.elem, [&](auto tag) {
+    dispatch_any(out.elem, [&](auto tag) {
       using T = decltype(tag);
       launch_kernel(grid_for(n), stream, binary_kernel<T>, op, as<T>(a), as<T>(b), as<T>(out), n);
     });
@@ -1141,7 +1403,7 @@ cudaError_t binary(BinaryOp op, ConstTensor a, ConstTensor b, Tensor out, int64_
 cudaError_t binary_broadcast(BinaryOp op, ConstTensor a, ConstTensor b, Tensor out, int64_t n,
                              const Broadcast& bc, cudaStream_t stream) {
   if (n > 0) {
-    dispatch(out.elem, [&](auto tag) {
+    dispatch_any(out.elem, [&](auto tag) {
       using T = decltype(tag);
       launch_kernel(grid_for(n), stream, binary_broadcast_kernel<T>, op, as<T>(a), as<T>(b),
                     as<T>(out), n, bc);
@@ -1153,7 +1415,7 @@ cudaError_t binary_broadcast(BinaryOp op, ConstTensor a, ConstTensor b, Tensor o
 cudaError_t scalar(BinaryOp op, bool reversed, ConstTensor x, double s, Tensor out, int64_t n,
                    cudaStream_t stream) {
   if (n > 0) {
-    dispatch(out.elem, [&](auto tag) {
+    dispatch_any(out.elem, [&](auto tag) {
       using T = decltype(tag);
       // The scalar in the array's type first, as the CPU kernel (a float16's 0.1 is 0.0999...).
       const Acc<T> sv = rounded<T>(s);
@@ -1166,7 +1428,7 @@ cudaError_t scalar(BinaryOp op, bool reversed, ConstTensor x, double s, Tensor o
 
 cudaError_t unary(UnaryOp op, ConstTensor x, Tensor out, int64_t n, cudaStream_t stream) {
   if (n > 0) {
-    dispatch(out.elem, [&](auto tag) {
+    dispatch_any(out.elem, [&](auto tag) {
       using T = decltype(tag);
       launch_kernel(grid_for(n), stream, unary_kernel<T>, op, as<T>(x), as<T>(out), n);
     });
@@ -1176,9 +1438,9 @@ cudaError_t unary(UnaryOp op, ConstTensor x, Tensor out, int64_t n, cudaStream_t
 
 cudaError_t fill(Tensor out, double value, int64_t n, cudaStream_t stream) {
   if (n > 0) {
-    dispatch(out.elem, [&](auto tag) {
+    dispatch_any(out.elem, [&](auto tag) {
       using T = decltype(tag);
-      launch_kernel(grid_for(n), stream, fill_kernel<T>, as<T>(out), static_cast<Acc<T>>(value), n);
+      launch_kernel(grid_for(n), stream, fill_kernel<T>, as<T>(out), rounded<T>(value), n);
     });
   }
   return cudaGetLastError();
@@ -1186,9 +1448,9 @@ cudaError_t fill(Tensor out, double value, int64_t n, cudaStream_t stream) {
 
 cudaError_t cast(ConstTensor x, Tensor out, int64_t n, cudaStream_t stream) {
   if (n > 0) {
-    dispatch(x.elem, [&](auto from) {
+    dispatch_any(x.elem, [&](auto from) {
       using From = decltype(from);
-      dispatch(out.elem, [&](auto to) {
+      dispatch_any(out.elem, [&](auto to) {
         using To = decltype(to);
         launch_kernel(grid_for(n), stream, cast_kernel<From, To>, as<From>(x), as<To>(out), n);
       });
@@ -1198,12 +1460,19 @@ cudaError_t cast(ConstTensor x, Tensor out, int64_t n, cudaStream_t stream) {
 }
 
 cudaError_t reduce(Reducer r, ConstTensor x, Tensor out, int64_t outer, int64_t len, int64_t inner,
-                   double scale, bool root, cudaStream_t stream) {
+                   double scale, bool root, int64_t int_mean_count, cudaStream_t stream) {
   const int64_t outputs = outer * inner;
   if (outputs > 0) {
     const unsigned blocks = static_cast<unsigned>(outputs < 65535 * 8 ? outputs : 65535 * 8);
-    dispatch(out.elem, [&](auto tag) {
+    dispatch_any(out.elem, [&](auto tag) {
       using T = decltype(tag);
+      if constexpr (std::is_integral_v<T>) {
+        if (r != Reducer::kAbsSum && r != Reducer::kSquareSum) {  // the norms: in double
+          launch_synced_kernel(blocks, stream, reduce_integer_kernel<T>, r, as<T>(x), as<T>(out),
+                               outer, len, inner, int_mean_count);
+          return;
+        }
+      }
       launch_synced_kernel(blocks, stream, reduce_kernel<T>, r, as<T>(x), as<T>(out), outer, len,
                            inner, scale, root);
     });
@@ -1215,7 +1484,7 @@ cudaError_t arg_reduce(bool max, ConstTensor x, Tensor out, int64_t outer, int64
                        int64_t inner, cudaStream_t stream) {
   const int64_t outputs = outer * inner;
   if (outputs > 0 && len > 0) {
-    dispatch(out.elem, [&](auto tag) {
+    dispatch_any(out.elem, [&](auto tag) {
       using T = decltype(tag);
       launch_kernel(grid_for(outputs), stream, arg_reduce_kernel<T>, max, as<T>(x), as<T>(out),
                     outer, len, inner);

@@ -1,6 +1,7 @@
 // The CUDA kernels' launchers (kernels.cu), with a plain interface so that only kernels.cu goes
 // through nvcc; the operators' kernels (kernels.cc) call them with the worker's stream.
-// float32, float64 and float16 (docs/cuda.md). Never run on a GPU yet: see docs/cuda.md.
+// The float dtypes, and the integer ones where a launcher says so (docs/cuda.md). Never run on a
+// GPU yet: see docs/cuda.md.
 #pragma once
 
 #ifdef NANOMX_HAVE_CUDA
@@ -93,10 +94,11 @@ struct Broadcast {
   int64_t b_strides[kMaxDims] = {};
 };
 
-// The element types the kernels take (nanomx's float32, float64, float16) and a tensor's data
-// with its type: the launchers run the kernel's instantiation for the output's type, and every
-// operand has that type (kernels.cc checks).
-enum class Elem { kFloat32, kFloat64, kFloat16 };
+// The element types (nanomx's seven dtypes) and a tensor's data with its type: the launchers
+// run the kernel's instantiation for the output's type, and every operand has that type
+// (kernels.cc checks). The arithmetic launchers marked "any dtype" take the integer types too,
+// with the CPU's integer semantics; the others take float32, float64 and float16 only.
+enum class Elem { kFloat32, kFloat64, kFloat16, kUint8, kInt8, kInt32, kInt64 };
 size_t elem_size(Elem e);
 struct ConstTensor {
   const void* data = nullptr;
@@ -110,7 +112,9 @@ struct Tensor {
 
 // Launchers return the launch's status (cudaGetLastError), not the kernel's: that surfaces at
 // the operation's completion event. Scalars come as double and are used in the kernel's
-// computing type (double for float64, float otherwise).
+// computing type (double for float64, the integer type itself, float otherwise).
+// binary, binary_broadcast, scalar, unary, fill, cast, reduce, arg_reduce, clip, arange,
+// one_hot, linspace, eye and fill_strided take any dtype; the rest the float types only.
 cudaError_t binary(BinaryOp op, ConstTensor a, ConstTensor b, Tensor out, int64_t n,
                    cudaStream_t stream);
 cudaError_t binary_broadcast(BinaryOp op, ConstTensor a, ConstTensor b, Tensor out, int64_t n,
@@ -120,15 +124,19 @@ cudaError_t scalar(BinaryOp op, bool reversed, ConstTensor x, double s, Tensor o
                    cudaStream_t stream);
 cudaError_t unary(UnaryOp op, ConstTensor x, Tensor out, int64_t n, cudaStream_t stream);
 cudaError_t fill(Tensor out, double value, int64_t n, cudaStream_t stream);
-// out[i] = x[i] converted to out's type (rounded to nearest for narrower types).
+// out[i] = x[i] converted to out's type as the CPU's Cast (numpy's astype): floats round to
+// nearest, integers wrap, floats truncate toward zero into integers.
 cudaError_t cast(ConstTensor x, Tensor out, int64_t n, cudaStream_t stream);
 // How reduce combines: the sums in double (kAbsSum: of |x|, kSquareSum: of x^2, the NaN
 // forms skipping NaN), kMax / kMin with a NaN anywhere the result (numpy's rule).
 enum class Reducer { kSum, kProd, kMax, kMin, kNanSum, kNanProd, kAbsSum, kSquareSum };
 // out[o * inner + i] = finish(reduce_j x[(o * len + j) * inner + i]), finish: times `scale`,
-// then the square root when `root` (norm 2).
+// then the square root when `root` (norm 2). On integers, as the CPU: sums and products wrap
+// (modulo 2^64, then to out's width), max and min are exact, and `scale` is ignored: an integer
+// mean passes its count as int_mean_count (the wrapped sum divided by it, truncating); 0
+// otherwise. The integer norms go through double.
 cudaError_t reduce(Reducer r, ConstTensor x, Tensor out, int64_t outer, int64_t len, int64_t inner,
-                   double scale, bool root, cudaStream_t stream);
+                   double scale, bool root, int64_t int_mean_count, cudaStream_t stream);
 // argmax (max) / argmin along the middle axis of (outer, len, inner): the first extreme's index
 // (a NaN counts as the extreme), in out's type.
 cudaError_t arg_reduce(bool max, ConstTensor x, Tensor out, int64_t outer, int64_t len,
