@@ -122,6 +122,10 @@ class Engine {
   virtual ~Engine() = default;
 
   virtual VarHandle new_variable() = 0;
+  // A variable that only orders the operations using it and holds no data (the random
+  // generator's state): an operation that fails leaves no error on it, so the operations
+  // ordered after it still run.
+  VarHandle new_ordering_variable();
   // Runs fn once every earlier use of `reads` (writes only) and `writes` (all uses) finished.
   // A variable listed in both is treated as written; duplicates are ignored.
   virtual void push(std::function<void()> fn, Context ctx, std::span<const VarHandle> reads,

@@ -169,6 +169,7 @@ void free_var(Var* v) noexcept {
   v->write_active = false;
   v->writer = nullptr;
   v->deleting = false;
+  v->orders_only = false;
   v->error.reset();
   v->has_error.store(false, std::memory_order_relaxed);
   var_pool.lock.lock();
@@ -356,6 +357,12 @@ EngineType parse_engine_type(std::string_view name) {
   NANOMX_THROW() << "unknown engine type '" << name
                  << "' (valid: ThreadedEnginePerDevice, ThreadedEngine, NaiveEngine)";
   return EngineType::kNaive;
+}
+
+VarHandle Engine::new_ordering_variable() {
+  VarHandle v = new_variable();
+  v->orders_only = true;  // not yet shared: no lock needed
+  return v;
 }
 
 std::unique_ptr<Engine> Engine::create(EngineType type, int cpu_workers, size_t inline_bytes) {

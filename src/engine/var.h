@@ -84,7 +84,13 @@ class Var {
   // Whether `error` is set: read without the lock by operations about to run.
   std::atomic<bool> has_error{false};
 
+  // A variable that only orders operations and holds no data (the random generator's state,
+  // Engine::new_ordering_variable): a failed operation's error never sticks to it, or one bad
+  // call would fail every later operation ordered on it, for the rest of the process.
+  bool orders_only = false;
+
   void set_error(ErrorRef e) {  // call with mutex held
+    if (orders_only) return;
     error = std::move(e);
     has_error.store(true, std::memory_order_release);
   }

@@ -99,6 +99,9 @@ LayoutWalk tile_walk(const Shape& src, const std::vector<int64_t>& reps);
 // repeat: (d0, ..., d_axis, count, ...) with stride 0 on the repetition axis; no axis: the
 // array flattened, each element `count` times.
 LayoutWalk repeat_walk(const Shape& src, int64_t count, std::optional<int64_t> axis);
+// diag of an array of 2 or more axes: the k-th diagonal of (axis1, axis2) walked as the last
+// axis of the output's shape (the space), the other axes in order before it.
+LayoutWalk diag_walk(const Shape& src, int64_t k, int64_t axis1, int64_t axis2);
 // dot's M, K, N for the inputs' shapes; throws naming both shapes.
 struct DotDims {
   int64_t m = 1, k = 0, n = 1;

@@ -8,7 +8,8 @@ namespace nanomx::ops {
 RandomState& random_state() {
   static RandomState* state = [] {
     auto* s = new RandomState;  // lives for the process, as its engine variable
-    s->var = engine::Engine::get().new_variable();
+    // Orders the random operators; a failed one (bad parameters) leaves later ones working.
+    s->var = engine::Engine::get().new_ordering_variable();
     return s;
   }();
   return *state;

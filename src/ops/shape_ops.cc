@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "ops/op_params.h"
 #include "ops/registry.h"
 #include "ops/shape_params.h"
 
@@ -238,6 +239,24 @@ Shape diag_shape(const DiagParams& d, const Shape& s) {
   out.push_back(std::max<int64_t>(len, 0));
   return Shape(out);
 }
+
+}  // namespace
+
+LayoutWalk diag_walk(const Shape& src, int64_t k, int64_t axis1, int64_t axis2) {
+  LayoutWalk w;
+  w.space = diag_shape(DiagParams{k, axis1, axis2}, src).to_vector();
+  const int a1 = normalize_axis(axis1, src.ndim(), "diag"),
+            a2 = normalize_axis(axis2, src.ndim(), "diag");
+  const std::vector<int64_t> st = src.strides();
+  for (int i = 0; i < src.ndim(); ++i) {
+    if (i != a1 && i != a2) w.strides.push_back(st[static_cast<size_t>(i)]);
+  }
+  w.strides.push_back(st[static_cast<size_t>(a1)] + st[static_cast<size_t>(a2)]);
+  w.base = k >= 0 ? k * st[static_cast<size_t>(a2)] : -k * st[static_cast<size_t>(a1)];
+  return w;
+}
+
+namespace {
 
 SortParams parse_sort(const Params& p, const char* op) {
   SortParams s;

@@ -132,3 +132,73 @@ def test_module_trains_on_the_gpu():
     gpu, cpu = train(mx.gpu(0)), train(mx.cpu(0))
     for k in cpu:
         np.testing.assert_allclose(gpu[k], cpu[k], rtol=1e-4, atol=1e-5, err_msg=k)
+
+
+def test_integer_arrays_sorting_and_indexing_from_python():
+    a = np.array([[5, -3, 7], [2, 2, -8]], np.int32)
+    g = mx.nd.array(a, ctx=mx.gpu(0), dtype="int32")
+    np.testing.assert_array_equal((g * 3 - 1).asnumpy(), a * 3 - 1)
+    np.testing.assert_array_equal((g / 2).asnumpy(), (mx.nd.array(a, dtype="int32") / 2).asnumpy())
+    np.testing.assert_array_equal(mx.nd.sum(g, axis=1).asnumpy(), a.sum(axis=1))
+    np.testing.assert_array_equal(mx.nd.sort(g).asnumpy(), np.sort(a))
+    np.testing.assert_array_equal(mx.nd.argsort(g, is_ascend=False).asnumpy(),
+                                  mx.nd.argsort(mx.nd.array(a, dtype="int32"),
+                                                is_ascend=False).asnumpy())
+    top = mx.nd.topk(g.astype("float32"), k=2, ret_typ="value")
+    assert top.context == mx.gpu(0)
+    np.testing.assert_array_equal(top.asnumpy(), [[7, 5], [2, 2]])
+    idx = mx.nd.array([[0, 1], [2, 0]], ctx=mx.gpu(0))
+    np.testing.assert_array_equal(mx.nd.gather_nd(g, idx).asnumpy(), [a[0, 2], a[1, 0]])
+
+
+class _Square(mx.operator.CustomOp):
+    def forward(self, is_train, req, in_data, out_data, aux):
+        self.assign(out_data[0], req[0], in_data[0] * in_data[0])
+
+    def backward(self, req, out_grad, in_data, out_data, in_grad, aux):
+        self.assign(in_grad[0], req[0], 2 * in_data[0] * out_grad[0])
+
+
+@mx.operator.register("gpu_test_square")
+class _SquareProp(mx.operator.CustomOpProp):
+    def __init__(self):
+        super().__init__(need_top_grad=True)
+
+    def list_arguments(self):
+        return ["data"]
+
+    def list_outputs(self):
+        return ["output"]
+
+    def infer_shape(self, in_shape):
+        return in_shape, [in_shape[0]], []
+
+    def create_operator(self, ctx, shapes, dtypes):
+        return _Square()
+
+
+def test_custom_operator_runs_on_gpu_arrays():
+    x = mx.nd.array([1, 2, 3], ctx=mx.gpu(0))
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.Custom(x, op_type="gpu_test_square")
+    y.backward()
+    assert y.context == mx.gpu(0) and x.grad.context == mx.gpu(0)
+    np.testing.assert_allclose(y.asnumpy(), [1, 4, 9])
+    np.testing.assert_allclose(x.grad.asnumpy(), [2, 4, 6])
+
+
+def test_copies_convert_dtypes_across_devices():
+    a = np.array([[1.5, -2.7, 300.0], [0.0, 7.9, -129.0]], np.float32)
+    g = mx.nd.array(a, ctx=mx.gpu(0))
+    for dtype in ("int32", "uint8", "float16", "float64"):
+        want = mx.nd.array(a).astype(dtype).asnumpy()
+        on_gpu = g.astype(dtype)  # a _copyto on the GPU that converts
+        assert on_gpu.context == mx.gpu(0) and on_gpu.dtype == np.dtype(dtype)
+        np.testing.assert_array_equal(on_gpu.asnumpy(), want)
+        to_cpu = mx.nd.zeros((2, 3), dtype=dtype)
+        g.copyto(to_cpu)  # gpu float32 -> cpu dtype
+        np.testing.assert_array_equal(to_cpu.asnumpy(), want)
+        to_gpu = mx.nd.zeros((2, 3), ctx=mx.gpu(0), dtype=dtype)
+        mx.nd.array(a).copyto(to_gpu)  # cpu float32 -> gpu dtype
+        np.testing.assert_array_equal(to_gpu.asnumpy(), want)

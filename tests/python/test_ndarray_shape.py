@@ -547,6 +547,18 @@ def test_random_with_array_parameters():
         r.uniform(nd.array([0]), nd.array([1, 2]))
 
 
+def test_a_bad_sampling_call_leaves_the_random_operators_working():
+    # The failed call's error stays on its output; it once stuck to the generator's engine
+    # variable, and every later random operator of the process failed with it.
+    with pytest.raises(mx.MXNetError, match="invalid distribution parameter"):
+        nd.random.normal(nd.array([0, 1]), nd.array([1, -1]), shape=(3,)).asnumpy()
+    for _ in range(2):
+        assert nd.random.uniform(shape=(4,)).asnumpy().shape == (4,)
+        assert nd.random.poisson(nd.array([1, 2])).asnumpy().shape == (2,)
+    with pytest.raises(mx.MXNetError, match="invalid distribution parameter"):
+        mx.nd.waitall()  # the engine's first error, once, as MXNet
+
+
 def test_multinomial_and_shuffle():
     mx.random.seed(3)
     probs = nd.array([[0, 0, 1], [1, 0, 0]])

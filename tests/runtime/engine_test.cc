@@ -381,6 +381,34 @@ TEST_P(EngineErrorTest, IdleVariableIsDeletedAtOnceAndItsErrorReachesWaitAll) {
   engine->wait_all();  // reported once
 }
 
+// An ordering variable (the random generator's) orders its operations but keeps no error: after
+// one fails, the next ones ordered on it still run (its own outputs keep the error).
+TEST_P(EngineErrorTest, OrderingVariableKeepsNoError) {
+  auto engine = Engine::create(GetParam(), 2);
+  VarHandle order = engine->new_ordering_variable();
+  VarHandle out1 = engine->new_variable();
+  VarHandle out2 = engine->new_variable();
+  std::vector<int> ran;
+  engine->push([&] { ran.push_back(1); }, Context::cpu(0), {}, std::vector<VarHandle>{order});
+  engine->push([] { throw Error("bad parameters"); }, Context::cpu(0), {},
+               std::vector<VarHandle>{order, out1});
+  engine->push([&] { ran.push_back(3); }, Context::cpu(0), {}, std::vector<VarHandle>{order, out2});
+  EXPECT_NO_THROW(engine->wait_for_var(out2));
+  EXPECT_NO_THROW(engine->wait_for_var(order));
+  EXPECT_EQ(ran, (std::vector<int>{1, 3}));
+  EXPECT_THROW(engine->wait_for_var(out1), Error);
+  EXPECT_THROW(engine->wait_all(), Error);  // the engine's first error, as for any failure
+  for (VarHandle v : {order, out1, out2}) engine->delete_variable({}, Context::cpu(0), v);
+  engine->wait_all();
+  // A variable from the pool after an ordering one is an ordinary one again.
+  VarHandle plain = engine->new_variable();
+  engine->push([] { throw Error("kept"); }, Context::cpu(0), {}, std::vector<VarHandle>{plain});
+  EXPECT_THROW(engine->wait_for_var(plain), Error);
+  EXPECT_THROW(engine->wait_all(), Error);
+  engine->delete_variable({}, Context::cpu(0), plain);
+  engine->wait_all();
+}
+
 INSTANTIATE_TEST_SUITE_P(Engines, EngineErrorTest,
                          ::testing::Values(EngineType::kThreadedPerDevice, EngineType::kNaive),
                          [](const auto& info) {

@@ -1,6 +1,7 @@
 // CPU kernels of the elementwise operators (definitions in ops/elemwise.cc).
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 #include "ops/cpu/kernels.h"
 #include "ops/op_params.h"
@@ -142,7 +143,7 @@ void clip_kernel(const ParsedParams& p, std::span<const NDArray> in,
 }
 
 // Cast and _copyto: the output's dtype decides.
-void convert_kernel(const ParsedParams& p, std::span<const NDArray> in,
+void convert_kernel(const ParsedParams&, std::span<const NDArray> in,
                     std::span<const NDArray> outs) {
   const NDArray& out = outs[0];
   if (in[0].dtype() == out.dtype()) {
@@ -152,15 +153,21 @@ void convert_kernel(const ParsedParams& p, std::span<const NDArray> in,
     }
     return;
   }
-  NANOMX_CHECK(in[0].ctx().is_cpu())
-      << p.op() << ": converting " << dtype_name(in[0].dtype()) << " on " << in[0].ctx().str()
-      << " to " << dtype_name(out.dtype()) << " on " << out.ctx().str()
-      << " is not supported yet; copy to the CPU first, then convert";
+  // From a GPU array: its bytes copied here first, then converted.
+  std::vector<unsigned char> staged;
+  const void* src = in[0].data();
+  if (!in[0].ctx().is_cpu()) {
+    staged.resize(in[0].nbytes());
+    if (!staged.empty()) {
+      storage::copy_bytes(staged.data(), Context::cpu(0), in[0].data(), in[0].ctx(), staged.size());
+    }
+    src = staged.data();
+  }
   dispatch_dtype(in[0].dtype(), [&](auto from_tag) {
     using From = decltype(from_tag);
     dispatch_dtype(out.dtype(), [&](auto to_tag) {
       using To = decltype(to_tag);
-      const From* x = in[0].data_as<From>();
+      const From* x = static_cast<const From*>(src);
       To* o = out.data_as<To>();
       const int64_t n = out.size();
       for (int64_t i = 0; i < n; ++i) o[i] = convert<To>(x[i]);

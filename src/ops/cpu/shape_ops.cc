@@ -389,17 +389,8 @@ void diag_kernel(const ParsedParams& p, std::span<const NDArray> in,
     });
     return;
   }
-  const int a1 = normalize_axis(d.axis1, s.ndim(), "diag"),
-            a2 = normalize_axis(d.axis2, s.ndim(), "diag");
-  const std::vector<int64_t> st = s.strides();
-  std::vector<int64_t> strides;
-  for (int i = 0; i < s.ndim(); ++i) {
-    if (i != a1 && i != a2) strides.push_back(st[static_cast<size_t>(i)]);
-  }
-  strides.push_back(st[static_cast<size_t>(a1)] + st[static_cast<size_t>(a2)]);
-  const int64_t base =
-      d.k >= 0 ? d.k * st[static_cast<size_t>(a2)] : -d.k * st[static_cast<size_t>(a1)];
-  gather_space(in[0], out.shape().dims(), strides, base, out);
+  const LayoutWalk w = diag_walk(s, d.k, d.axis1, d.axis2);
+  gather_space(in[0], w.space, w.strides, w.base, out);
 }
 
 // sort, argsort, topk: each lane sorted by value, NaN last ascending and first descending (as
@@ -441,12 +432,13 @@ void sort_lanes(const SortParams& sp, const SortLayout& l, const NDArray& in,
         }
         auto nan_end = vals.end();
         auto first = vals.begin();
+        // Stable, so that equal values with different bits (-0 and 0) keep index order too.
         if (sp.ascend) {
-          nan_end = std::partition(vals.begin(), vals.end(), [](C v) { return !is_nan(v); });
-          std::sort(vals.begin(), nan_end);
+          nan_end = std::stable_partition(vals.begin(), vals.end(), [](C v) { return !is_nan(v); });
+          std::stable_sort(vals.begin(), nan_end);
         } else {
-          first = std::partition(vals.begin(), vals.end(), [](C v) { return is_nan(v); });
-          std::sort(first, vals.end(), [](C u, C v) { return u > v; });
+          first = std::stable_partition(vals.begin(), vals.end(), [](C v) { return is_nan(v); });
+          std::stable_sort(first, vals.end(), [](C u, C v) { return u > v; });
         }
         T* o = outs[0].data_as<T>();
         for (int64_t j = 0; j < l.len; ++j) {

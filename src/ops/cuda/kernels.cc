@@ -4,7 +4,9 @@
 #ifdef NANOMX_HAVE_CUDA
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
@@ -839,8 +841,9 @@ void softmax_backward(const ParsedParams& p, std::span<const NDArray> in,
                                    sp.temperature, s));
 }
 
-// softmax / log_softmax along an axis.
-template <bool kLog>
+// softmax / log_softmax along an axis; softmin (kMin): the softmax of -x, as a softmax at the
+// negated temperature.
+template <bool kLog, bool kMin = false>
 void softmax(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out,
              cudaStream_t s) {
   const auto& sp = p.get<SoftmaxParams>();
@@ -850,8 +853,8 @@ void softmax(const ParsedParams& p, std::span<const NDArray> in, std::span<const
   int64_t outer = 1, inner = 1;
   for (int d = 0; d < axis; ++d) outer *= sh[d];
   for (int d = axis + 1; d < sh.ndim(); ++d) inner *= sh[d];
-  check_launch(p,
-               cu::softmax(f(in[0]), fw(out[0]), outer, sh[axis], inner, sp.temperature, kLog, s));
+  const double temperature = kMin ? -sp.temperature : sp.temperature;
+  check_launch(p, cu::softmax(f(in[0]), fw(out[0]), outer, sh[axis], inner, temperature, kLog, s));
 }
 
 // SoftmaxOutput's forward: a softmax over the rows MXNet normalizes.
@@ -930,6 +933,338 @@ void random_sample(const ParsedParams& p, std::span<const NDArray>, std::span<co
   const auto& r = p.get<RandomParams>();
   const uint64_t key = random_state().generator();
   check_launch(p, cu::random_fill(kUniform, fw(out[0]), out[0].size(), key, r.a, r.b, s));
+}
+
+// ---- sorting, gather/scatter by index tuples, Pad, diag (index_kernels.cu) ----
+
+// Scratch in stream-ordered memory, freed after the work queued before the free.
+class DeviceScratch {
+ public:
+  DeviceScratch(size_t bytes, cudaStream_t s) : stream_(s) {
+    if (bytes > 0) NANOMX_CUDA_CALL(cudaMallocAsync(&data_, bytes, s));
+  }
+  ~DeviceScratch() {
+    if (data_ != nullptr) (void)cudaFreeAsync(data_, stream_);
+  }
+  DeviceScratch(const DeviceScratch&) = delete;
+  DeviceScratch& operator=(const DeviceScratch&) = delete;
+  void* get() const { return data_; }
+  int64_t* int64s() const { return static_cast<int64_t*>(data_); }
+
+ private:
+  void* data_ = nullptr;
+  cudaStream_t stream_;
+};
+
+// A position a kernel reports (the smallest bad index, for the error message): set above every
+// position before the kernels, read back after them. Reading waits for the stream: the
+// operators that must report a bad index wait for their work, as take's raise mode.
+class ReportedPosition {
+ public:
+  explicit ReportedPosition(cudaStream_t s) : scratch_(sizeof(int64_t), s), stream_(s) {
+    NANOMX_CUDA_CALL(cudaMemsetAsync(scratch_.get(), 0x7F, sizeof(int64_t), s));
+  }
+  int64_t* device() const { return scratch_.int64s(); }
+  // The position, or -1 when none was reported.
+  int64_t wait() const {
+    int64_t position = 0;
+    NANOMX_CUDA_CALL(cudaMemcpyAsync(&position, scratch_.get(), sizeof position,
+                                     cudaMemcpyDeviceToHost, stream_));
+    NANOMX_CUDA_CALL(cudaStreamSynchronize(stream_));
+    return position == kNone ? -1 : position;
+  }
+
+ private:
+  static constexpr int64_t kNone = 0x7F7F7F7F7F7F7F7F;
+  DeviceScratch scratch_;
+  cudaStream_t stream_;
+};
+
+// Element `flat` of a GPU index array as a double (for an error message: waits for a copy).
+double index_value_at(const NDArray& a, int64_t flat) {
+  const size_t size = dtype_size(a.dtype());
+  std::vector<unsigned char> bytes(size);
+  NANOMX_CUDA_CALL(cudaMemcpy(bytes.data(),
+                              static_cast<const unsigned char*>(a.data()) + flat * size, size,
+                              cudaMemcpyDeviceToHost));
+  return dispatch_dtype(a.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    T v;
+    std::memcpy(&v, bytes.data(), sizeof v);
+    return to_double(v);
+  });
+}
+
+// _copyto: a copy between devices (either side may be host memory), converting where the
+// dtypes differ (the output's decides, as the CPU's): an input elsewhere is first copied to a
+// scratch on the output's GPU, where the cast kernel reads it.
+void copy_to(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out,
+             cudaStream_t s) {
+  if (in[0].dtype() == out[0].dtype()) {
+    copy(p, in, out, s);
+    return;
+  }
+  if (out[0].size() == 0) return;
+  if (in[0].ctx() == out[0].ctx()) {
+    check_launch(p, cu::cast(f(in[0]), fw(out[0]), out[0].size(), s));
+    return;
+  }
+  DeviceScratch staged(in[0].nbytes(), s);
+  NANOMX_CUDA_CALL(
+      cudaMemcpyAsync(staged.get(), in[0].data(), in[0].nbytes(), cudaMemcpyDefault, s));
+  check_launch(p, cu::cast({staged.get(), elem_of(in[0].dtype())}, fw(out[0]), out[0].size(), s));
+}
+
+// sort / argsort / topk: what SortParams::ret asks for, in the CPU's order.
+void sort(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out,
+          cudaStream_t s) {
+  const auto& sp = p.get<SortParams>();
+  const SortLayout l = sort_layout(sp, in[0].shape(), p.op().c_str());
+  const cu::Tensor none{nullptr, elem_of(in[0].dtype())};
+  cu::Tensor values = none, indices = none, mask = none;
+  switch (sp.ret) {
+    case SortParams::kValue:
+      values = fw(out[0]);
+      break;
+    case SortParams::kIndices:
+      indices = fw(out[0]);
+      break;
+    case SortParams::kMask:
+      mask = fw(out[0]);
+      if (out[0].nbytes() > 0) {
+        NANOMX_CUDA_CALL(cudaMemsetAsync(out[0].data(), 0, out[0].nbytes(), s));
+      }
+      break;
+    case SortParams::kBoth:
+      values = fw(out[0]);
+      indices = fw(out[1]);
+      break;
+  }
+  const int64_t n = in[0].size();
+  if (n == 0) return;
+  DeviceScratch scratch(cu::sort_scratch_bytes(elem_of(in[0].dtype()), n), s);
+  check_launch(p, cu::sort(f(in[0]), l.outer, l.len, l.inner, l.k, sp.ascend, scratch.get(), values,
+                           indices, mask, s));
+}
+
+// _shuffle: the rows (axis 0) in a random order drawn from the process's generator.
+void shuffle(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out,
+             cudaStream_t s) {
+  const Shape& sh = in[0].shape();
+  const int64_t rows = sh.ndim() > 0 ? sh[0] : 1;
+  if (out[0].size() == 0) return;
+  const uint64_t key = random_state().generator();
+  const size_t esize = dtype_size(out[0].dtype());
+  const void* src = in[0].data();
+  DeviceScratch copy(src == out[0].data() ? out[0].nbytes() : 0, s);  // rows read while written
+  if (copy.get() != nullptr) {
+    NANOMX_CUDA_CALL(
+        cudaMemcpyAsync(copy.get(), src, out[0].nbytes(), cudaMemcpyDeviceToDevice, s));
+    src = copy.get();
+  }
+  DeviceScratch scratch(cu::shuffle_scratch_bytes(rows), s);
+  check_launch(p, cu::shuffle_rows(src, out[0].data(), rows, out[0].size() / rows, esize, key,
+                                   scratch.get(), s));
+}
+
+// The index tuples of gather_nd / scatter_nd (indices of shape (m, ...) into data's first m
+// axes): their slab offsets, -1 where a tuple is out of range; `bad` gets the first such.
+struct NdTuples {
+  cu::NdIndex nd;
+  int64_t slab = 1;
+};
+NdTuples nd_tuples(const ParsedParams& p, const Shape& data, const NDArray& indices) {
+  NdTuples t;
+  t.nd.m = indices.shape().ndim() > 0 ? indices.shape()[0] : 0;
+  t.nd.count = t.nd.m > 0 ? indices.size() / t.nd.m : 0;
+  NANOMX_CHECK(t.nd.m <= cu::kMaxDims) << p.op() << ": indices index " << t.nd.m
+                                       << " axes; the CUDA kernel handles up to " << cu::kMaxDims;
+  for (int64_t a = 0; a < t.nd.m; ++a) t.nd.dims[a] = data[static_cast<int>(a)];
+  for (int d = static_cast<int>(t.nd.m); d < data.ndim(); ++d) t.slab *= data[d];
+  return t;
+}
+// Throws the CPU's message for tuple j, which nd_offsets reported out of range.
+void throw_bad_tuple(const ParsedParams& p, const NDArray& indices, const NdTuples& t, int64_t j) {
+  for (int64_t a = 0; a < t.nd.m; ++a) {
+    const double v = index_value_at(indices, a * t.nd.count + j);
+    const int64_t size = t.nd.dims[a];
+    const int64_t k = std::isfinite(v) ? static_cast<int64_t>(v) : INT64_MIN;
+    if (k < -size || k >= size) {
+      NANOMX_THROW() << p.op() << ": IndexError: index " << v << " is out of bounds for axis " << a
+                     << " with size " << size;
+    }
+  }
+  NANOMX_THROW() << p.op() << ": index tuple " << j << " is out of bounds";
+}
+
+void gather_nd(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out,
+               cudaStream_t s) {
+  const NdTuples t = nd_tuples(p, in[0].shape(), in[1]);
+  if (t.nd.count == 0 || out[0].size() == 0) return;
+  DeviceScratch offsets(static_cast<size_t>(t.nd.count) * sizeof(int64_t), s);
+  const ReportedPosition bad(s);
+  check_launch(p, cu::nd_offsets(indices_of(p, in[1]), t.nd, offsets.int64s(), bad.device(), s));
+  check_launch(p, cu::gather_slabs(in[0].data(), offsets.int64s(), out[0].data(),
+                                   dtype_size(out[0].dtype()), t.nd.count, t.slab, s));
+  if (const int64_t j = bad.wait(); j >= 0) throw_bad_tuple(p, in[1], t, j);
+}
+
+// out (already holding what the tuples do not address) with `values` scattered into it.
+void scatter_into(const ParsedParams& p, const NDArray& values, const NDArray& indices,
+                  const NDArray& out, cudaStream_t s) {
+  const NdTuples t = nd_tuples(p, out.shape(), indices);
+  if (t.nd.count == 0 || out.size() == 0) return;
+  DeviceScratch offsets(static_cast<size_t>(t.nd.count) * sizeof(int64_t), s);
+  const int64_t out_slabs = out.size() / t.slab;
+  DeviceScratch winner(static_cast<size_t>(out_slabs) * sizeof(int64_t), s);
+  const ReportedPosition bad(s);
+  check_launch(p, cu::nd_offsets(indices_of(p, indices), t.nd, offsets.int64s(), bad.device(), s));
+  check_launch(
+      p, cu::scatter_slabs(values.data(), offsets.int64s(), out.data(), dtype_size(out.dtype()),
+                           t.nd.count, t.slab, winner.int64s(), out_slabs, s));
+  if (const int64_t j = bad.wait(); j >= 0) throw_bad_tuple(p, indices, t, j);
+}
+
+void scatter_nd(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out,
+                cudaStream_t s) {
+  if (out[0].nbytes() > 0) NANOMX_CUDA_CALL(cudaMemsetAsync(out[0].data(), 0, out[0].nbytes(), s));
+  scatter_into(p, in[0], in[1], out[0], s);
+}
+
+// _scatter_set_nd (lhs, rhs, indices): lhs with rhs's values at the tuples.
+void scatter_set_nd(const ParsedParams& p, std::span<const NDArray> in,
+                    std::span<const NDArray> out, cudaStream_t s) {
+  copy(p, in.first(1), out, s);
+  scatter_into(p, in[1], in[2], out[0], s);
+}
+
+// fill_element_0index (lhs (rows, cols), values (rows), indices (rows)): lhs with values[i] at
+// column indices[i] of row i.
+void fill_element_0index(const ParsedParams& p, std::span<const NDArray> in,
+                         std::span<const NDArray> out, cudaStream_t s) {
+  const int64_t rows = in[0].shape()[0], cols = in[0].shape()[1];
+  copy(p, in.first(1), out, s);
+  const cu::Indices idx = indices_of(p, in[2]);
+  const ReportedPosition bad(s);
+  check_launch(p, cu::find_bad_index(idx, rows, cols, bad.device(), s));
+  check_launch(p, cu::fill_element(in[1].data(), idx, out[0].data(), dtype_size(out[0].dtype()),
+                                   rows, cols, s));
+  if (const int64_t i = bad.wait(); i >= 0) {
+    NANOMX_THROW() << "fill_element_0index: index " << index_value_at(in[2], i) << " in row " << i
+                   << " out of range [0, " << cols << ")";
+  }
+}
+
+// _onehot_encode (indices (rows), out (rows, cols)): each row 1 at its index, 0 elsewhere.
+void onehot_encode(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out,
+                   cudaStream_t s) {
+  const int64_t rows = out[0].shape()[0], cols = out[0].shape()[1];
+  const cu::Indices idx = indices_of(p, in[0]);
+  const ReportedPosition bad(s);
+  check_launch(p, cu::find_bad_index(idx, rows, cols, bad.device(), s));
+  check_launch(p, cu::one_hot(idx, fw(out[0]), rows, cols, 1.0, 0.0, s));
+  if (const int64_t i = bad.wait(); i >= 0) {
+    NANOMX_THROW() << "_onehot_encode: index " << index_value_at(in[0], i) << " in row " << i
+                   << " out of range [0, " << cols << ")";
+  }
+}
+
+void pad(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out,
+         cudaStream_t s) {
+  const auto& pp = p.get<PadParams>();
+  const Shape &is = in[0].shape(), &os = out[0].shape();
+  NANOMX_CHECK(is.ndim() <= cu::kMaxDims)
+      << "Pad: " << is.ndim() << " axes; the CUDA kernel handles up to " << cu::kMaxDims;
+  cu::PadLayout l;
+  l.ndim = is.ndim();
+  for (int d = 0; d < is.ndim(); ++d) {
+    l.in_shape[d] = is[d];
+    l.out_shape[d] = os[d];
+    l.before[d] = pp.width[2 * static_cast<size_t>(d)];
+  }
+  l.mode = pp.mode == PadParams::kConstant ? 0 : pp.mode == PadParams::kEdge ? 1 : 2;
+  check_launch(p, cu::pad(f(in[0]), fw(out[0]), out[0].size(), l, pp.value, s));
+}
+
+// diag: a 1-D input onto the k-th diagonal of a zeroed matrix; otherwise the k-th diagonal of
+// axes (axis1, axis2) gathered as the last axis (a strided walk, as the CPU's).
+void diag(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out,
+          cudaStream_t s) {
+  const auto& d = p.get<DiagParams>();
+  const Shape& sh = in[0].shape();
+  if (out[0].size() == 0) return;
+  if (sh.ndim() == 1) {
+    const int64_t n = out[0].shape()[0];
+    NANOMX_CUDA_CALL(cudaMemsetAsync(out[0].data(), 0, out[0].nbytes(), s));
+    const std::vector<int64_t> shape = {sh[0]}, src = {1}, dst = {n + 1};
+    walk(p, in[0], shape, src, 0, out[0], dst, d.k >= 0 ? d.k : -d.k * n, s);
+    return;
+  }
+  const LayoutWalk w = diag_walk(sh, d.k, d.axis1, d.axis2);
+  gather_space(p, in[0], w.space, w.strides, w.base, out[0], s);
+}
+
+// ---- the other random samplers ----
+
+// _random_exponential, _random_gamma, _random_poisson, _random_randint: scalar parameters.
+template <cu::Sampler K>
+void random_draw(const ParsedParams& p, std::span<const NDArray>, std::span<const NDArray> out,
+                 cudaStream_t s) {
+  const auto& sp = p.get<SampleParams>();
+  const uint64_t key = random_state().generator();
+  check_launch(p, cu::sample(K, fw(out[0]), out[0].size(), 1, {}, {}, sp.a, sp.b, key, s));
+}
+
+// _sample_<distribution> (parameter arrays): each parameter element draws size(out) /
+// size(params) values into its row. The parameters are checked as the CPU checks them (read
+// back: a wait for the stream).
+template <cu::Sampler K>
+void sample_draw(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out,
+                 cudaStream_t s) {
+  const int64_t n = in[0].size();
+  if (n == 0 || out[0].size() == 0) return;
+  std::vector<std::vector<double>> params(in.size());
+  for (size_t k = 0; k < in.size(); ++k) {
+    params[k] = dispatch_dtype(in[k].dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      std::vector<T> host(static_cast<size_t>(n));
+      NANOMX_CUDA_CALL(
+          cudaMemcpyAsync(host.data(), in[k].data(), in[k].nbytes(), cudaMemcpyDeviceToHost, s));
+      NANOMX_CUDA_CALL(cudaStreamSynchronize(s));
+      std::vector<double> v(host.size());
+      for (size_t i = 0; i < host.size(); ++i) v[i] = to_double(host[i]);
+      return v;
+    });
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    const double a = params[0][static_cast<size_t>(i)];
+    const double b = in.size() > 1 ? params[1][static_cast<size_t>(i)] : 1.0;
+    bool ok = true;
+    if constexpr (K == cu::Sampler::kUniform) ok = a <= b;
+    if constexpr (K == cu::Sampler::kNormal) ok = b > 0;
+    if constexpr (K == cu::Sampler::kGamma) ok = a > 0 && b > 0;
+    if constexpr (K == cu::Sampler::kExponential) ok = a > 0;
+    if constexpr (K == cu::Sampler::kPoisson) ok = a >= 0;
+    NANOMX_CHECK(ok) << "sampling: invalid distribution parameter(s) at element " << i << ": " << a
+                     << (in.size() > 1 ? ", " + std::to_string(b) : std::string());
+  }
+  const uint64_t key = random_state().generator();
+  const cu::Indices b = in.size() > 1 ? indices_of(p, in[1]) : cu::Indices{};
+  check_launch(p, cu::sample(K, fw(out[0]), out[0].size(), out[0].size() / n, indices_of(p, in[0]),
+                             b, 0.0, 1.0, key, s));
+}
+
+// _sample_multinomial: rows of probabilities over the last axis.
+void multinomial(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out,
+                 cudaStream_t s) {
+  const Shape& d = in[0].shape();
+  const int64_t k = d[d.ndim() - 1];
+  const int64_t rows = k > 0 ? in[0].size() / k : 0;
+  if (rows == 0 || out[0].size() == 0) return;
+  const cu::Tensor logp = out.size() > 1 ? fw(out[1]) : cu::Tensor{nullptr, cu::Elem::kFloat32};
+  const uint64_t key = random_state().generator();
+  check_launch(p, cu::multinomial(indices_of(p, in[0]), rows, k, out[0].size() / rows, fw(out[0]),
+                                  logp, key, s));
 }
 
 // ---- optimizers ----
@@ -1252,7 +1587,7 @@ void for_each_cuda_kernel(const std::function<void(std::string_view, Kernel)>& a
   add("_zeros_without_dtype", gpu_kernel<fill, kSame>);
   add("zeros_like", gpu_kernel<fill_like<0>, kSame>);
   add("ones_like", gpu_kernel<fill_like<1>, kSame>);
-  add("_copyto", gpu_kernel<copy, Operands::kCopy>);
+  add("_copyto", gpu_kernel<copy_to, Operands::kCopy>);
   add("Cast", gpu_kernel<cast, Operands::kAnyType>);
   add("_copy", gpu_kernel<copy, kSame>);
   // Layout operators move elements of any dtype, every array on the GPU.
@@ -1367,6 +1702,31 @@ void for_each_cuda_kernel(const std::function<void(std::string_view, Kernel)>& a
   add("mean", gpu_kernel<reduce<R::kSum, true>, kSame>);
   add("softmax", gpu_kernel<softmax<false>>);
   add("log_softmax", gpu_kernel<softmax<true>>);
+  add("softmin", gpu_kernel<softmax<false, true>>);
+  // Ordering, index tuples, padding: any dtype (indices of any numeric dtype).
+  add("sort", gpu_kernel<sort, kAnyType>);
+  add("argsort", gpu_kernel<sort, kAnyType>);
+  add("topk", gpu_kernel<sort, kAnyType>);
+  add("_shuffle", gpu_kernel<shuffle, kAnyType>);
+  add("gather_nd", gpu_kernel<gather_nd, kAnyType>);
+  add("scatter_nd", gpu_kernel<scatter_nd, kAnyType>);
+  add("_scatter_set_nd", gpu_kernel<scatter_set_nd, kAnyType>);
+  add("fill_element_0index", gpu_kernel<fill_element_0index, kAnyType>);
+  add("_onehot_encode", gpu_kernel<onehot_encode, kAnyType>);
+  add("Pad", gpu_kernel<pad, kAnyType>);
+  add("diag", gpu_kernel<diag, kAnyType>);
+  // The samplers: a float (randint: any) output, parameters of any numeric dtype.
+  using S = cu::Sampler;
+  add("_random_exponential", gpu_kernel<random_draw<S::kExponential>, kAnyType>);
+  add("_random_gamma", gpu_kernel<random_draw<S::kGamma>, kAnyType>);
+  add("_random_poisson", gpu_kernel<random_draw<S::kPoisson>, kAnyType>);
+  add("_random_randint", gpu_kernel<random_draw<S::kRandint>, kAnyType>);
+  add("_sample_uniform", gpu_kernel<sample_draw<S::kUniform>, kAnyType>);
+  add("_sample_normal", gpu_kernel<sample_draw<S::kNormal>, kAnyType>);
+  add("_sample_gamma", gpu_kernel<sample_draw<S::kGamma>, kAnyType>);
+  add("_sample_exponential", gpu_kernel<sample_draw<S::kExponential>, kAnyType>);
+  add("_sample_poisson", gpu_kernel<sample_draw<S::kPoisson>, kAnyType>);
+  add("_sample_multinomial", gpu_kernel<multinomial, kAnyType>);
   add("SoftmaxOutput", gpu_kernel<softmax_output>);
   add("sgd_update", gpu_kernel<sgd<false>>);
   add("sgd_mom_update", gpu_kernel<sgd<true>>);

@@ -298,6 +298,81 @@ cudaError_t softmax_output_grad(ConstTensor y, ConstTensor label, Tensor grad,
 cudaError_t softmax_output_grad_dense(ConstTensor y, ConstTensor label, Tensor grad, int64_t n,
                                       double scale, cudaStream_t stream);
 
+// ---- index_kernels.cu: sorting, gather/scatter by index tuples, padding, sampling ----
+
+// sort / argsort / topk over `lanes` = outer * inner lanes of `len` elements `inner` apart (lane
+// (o, i) holds x[(o * len + j) * inner + i]), in the CPU's order (ops/cpu/shape_ops.cc): by
+// value, ascending or not, NaN last ascending and first descending, equal values in index order
+// -- a total order, so the result is the CPU's exactly. A segmented merge sort of (value, index)
+// pairs in `scratch` (sort_scratch_bytes); then the first k of each lane written to whichever
+// outputs have data: `values` (x's dtype) and `indices` (any dtype) laid out as (outer, k,
+// inner), `mask` (x's dtype, x's shape) set to 1 at the positions of the first k (the caller
+// zeroes it first).
+size_t sort_scratch_bytes(Elem e, int64_t n);
+cudaError_t sort(ConstTensor x, int64_t outer, int64_t len, int64_t inner, int64_t k, bool ascend,
+                 void* scratch, Tensor values, Tensor indices, Tensor mask, cudaStream_t stream);
+// _shuffle: out's rows (axis 0, `row` elements of elem_bytes each) a permutation of x's, drawn
+// from the counter-based stream at `key` (random sort keys); scratch: shuffle_scratch_bytes.
+size_t shuffle_scratch_bytes(int64_t rows);
+cudaError_t shuffle_rows(const void* x, void* out, int64_t rows, int64_t row, size_t elem_bytes,
+                         uint64_t key, void* scratch, cudaStream_t stream);
+
+// gather_nd / scatter_nd: `count` index tuples of `m` axes (idx[a * count + j] is tuple j's
+// index on axis a) into data of dims `dims` (the first m index, the rest form a slab of `slab`
+// elements). nd_offsets writes each tuple's slab offset (negative indices wrap once), -1 for a
+// tuple out of range (the copies skip it), and the smallest such j to *bad (which holds a value
+// above every j before: the caller sets it).
+struct NdIndex {
+  int64_t m = 0, count = 0;
+  int64_t dims[kMaxDims] = {};
+};
+cudaError_t nd_offsets(Indices idx, const NdIndex& nd, int64_t* offsets, int64_t* bad,
+                       cudaStream_t stream);
+// out[j * slab + t] = x[offsets[j] * slab + t] (nothing where offsets[j] < 0)
+cudaError_t gather_slabs(const void* x, const int64_t* offsets, void* out, size_t elem_bytes,
+                         int64_t count, int64_t slab, cudaStream_t stream);
+// out[offsets[j] * slab + t] = v[j * slab + t]; where tuples repeat, the last one's values win
+// (as the CPU's loop): `winner` is scratch of out_slabs int64.
+cudaError_t scatter_slabs(const void* v, const int64_t* offsets, void* out, size_t elem_bytes,
+                          int64_t count, int64_t slab, int64_t* winner, int64_t out_slabs,
+                          cudaStream_t stream);
+// The smallest i < n whose index idx[i] lies outside [0, limit), to *bad (which holds a value
+// above every i before).
+cudaError_t find_bad_index(Indices idx, int64_t n, int64_t limit, int64_t* bad,
+                           cudaStream_t stream);
+// fill_element_0index: out[i * cols + idx[i]] = val[i] for each of the `rows` rows (indices
+// already checked).
+cudaError_t fill_element(const void* val, Indices idx, void* out, size_t elem_bytes, int64_t rows,
+                         int64_t cols, cudaStream_t stream);
+
+// Pad: out (shape out_shape) from x (shape in_shape), `before[d]` elements of padding before
+// axis d; outside the data, `value` (constant, rounded to out's type) or the edge element, or
+// the reflection about the end elements. Any dtype.
+struct PadLayout {
+  int ndim = 0;
+  int64_t in_shape[kMaxDims] = {};
+  int64_t out_shape[kMaxDims] = {};
+  int64_t before[kMaxDims] = {};
+  int mode = 0;  // 0 constant, 1 edge, 2 reflect
+};
+cudaError_t pad(ConstTensor x, Tensor out, int64_t n, const PadLayout& layout, double value,
+                cudaStream_t stream);
+
+// The random samplers: element i of out (n elements, float dtypes) from the counter-based
+// stream at `key`, each element its own substream (any grid gives the same numbers); parameters
+// a, b are the scalars `a0`, `b0` or, where `a.data` is set, a[i / per] and b[i / per] (any
+// numeric dtype; b null: b0). Uniform [a, b), normal (mean a, sd b), gamma (shape a, scale b:
+// Marsaglia-Tsang), exponential (rate a), poisson (mean a: multiplication below 10, Hoermann's
+// PTRS above), randint [a, b).
+enum class Sampler { kUniform, kNormal, kGamma, kExponential, kPoisson, kRandint };
+cudaError_t sample(Sampler kind, Tensor out, int64_t n, int64_t per, Indices a, Indices b,
+                   double a0, double b0, uint64_t key, cudaStream_t stream);
+// _sample_multinomial: `per` draws from each of `rows` rows of k probabilities (any numeric
+// dtype) by inverting the CDF, the class into out (any dtype) and, where logp.data is set, the
+// log of its probability into logp (float dtypes).
+cudaError_t multinomial(Indices prob, int64_t rows, int64_t k, int64_t per, Tensor out, Tensor logp,
+                        uint64_t key, cudaStream_t stream);
+
 }  // namespace nanomx::ops::cuda
 
 #endif  // NANOMX_HAVE_CUDA
