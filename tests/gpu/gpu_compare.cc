@@ -41,7 +41,13 @@ void compare(const std::string& op, const std::vector<NDArray>& cpu_in, const op
   for (size_t j = 0; j < c.size(); ++j) {
     EXPECT_EQ(g[j].ctx(), (Context{DeviceType::kGPU, 0})) << op;
     EXPECT_EQ(g[j].shape(), c[j].shape()) << op;
-    expect_close(g[j].to_vector<float>(), c[j].to_vector<float>(),
+    EXPECT_EQ(g[j].dtype(), c[j].dtype()) << op;
+    // Compared in float32 whatever the dtype (norm's out_dtype, float16 results).
+    const NDArray gc = g[j].copy_to(Context::cpu(0));
+    expect_close(gc.dtype() == DType::kFloat32 ? gc.to_vector<float>()
+                                               : cast(gc, "float32").to_vector<float>(),
+                 c[j].dtype() == DType::kFloat32 ? c[j].to_vector<float>()
+                                                 : cast(c[j], "float32").to_vector<float>(),
                  op + " output " + std::to_string(j), rtol, atol);
   }
 }

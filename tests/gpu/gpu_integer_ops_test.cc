@@ -144,6 +144,17 @@ TEST_F(Gpu, IntegerCreationClipAndCopiesAsTheCpu) {
   }
 }
 
+// norm with an out_dtype: read in double, the norm in double, converted once (as the CPU's).
+TEST_F(Gpu, NormWithAnotherOutputDtype) {
+  const NDArray x = random_array(Shape{3, 4, 5}, 90, -3.f, 3.f);
+  for (const char* out : {"float64", "float16"}) {
+    compare("norm", {x}, {{"out_dtype", out}});
+    compare("norm", {x}, {{"out_dtype", out}, {"axis", "(0, 2)"}, {"ord", "1"}});
+  }
+  compare("norm", {cast(x, "float16")}, {{"out_dtype", "float32"}, {"axis", "1"}}, 1e-3f, 1e-3f);
+  compare("norm", {operands("int32").first}, {{"out_dtype", "float64"}, {"axis", "1"}}, 1e-6f, 0.f);
+}
+
 // Cast between every pair of the seven dtypes, as the CPU's (numpy's astype): integers wrap,
 // floats truncate toward zero into integers, NaN and values outside int64 become INT64_MIN
 // before wrapping, integers round to the nearest float.

@@ -630,8 +630,8 @@ std::vector<bool> broadcast_axes(const Shape& part, const Shape& full) {
 // takes the root when `root`. Intermediate results live in stream-ordered memory
 // (cudaMallocAsync). No axis reduced: a copy.
 void reduce_axes(const ParsedParams& p, cu::Reducer r, cu::ConstTensor x, std::vector<int64_t> dims,
-                 std::vector<bool> reduced, const NDArray& out, double scale, bool root,
-                 int64_t int_mean_count, cudaStream_t s) {
+                 std::vector<bool> reduced, cu::Tensor out, int64_t out_size, double scale,
+                 bool root, int64_t int_mean_count, cudaStream_t s) {
   cu::ConstTensor src = x;
   std::vector<void*> temps;
   auto free_temps = [&] {
@@ -653,7 +653,7 @@ void reduce_axes(const ParsedParams& p, cu::Reducer r, cu::ConstTensor x, std::v
       reduced.erase(reduced.begin() + a, reduced.begin() + b);
       bool last = true;
       for (bool more : reduced) last = last && !more;
-      cu::Tensor dst = fw(out);
+      cu::Tensor dst = out;
       if (!last) {
         void* t = nullptr;
         NANOMX_CUDA_CALL(
@@ -670,8 +670,9 @@ void reduce_axes(const ParsedParams& p, cu::Reducer r, cu::ConstTensor x, std::v
       any = true;
     }
     if (!any) {
-      NANOMX_CUDA_CALL(
-          cudaMemcpyAsync(out.data(), src.data, out.nbytes(), cudaMemcpyDeviceToDevice, s));
+      NANOMX_CUDA_CALL(cudaMemcpyAsync(out.data, src.data,
+                                       static_cast<size_t>(out_size) * cu::elem_size(out.elem),
+                                       cudaMemcpyDeviceToDevice, s));
     }
   } catch (...) {
     free_temps();
@@ -682,37 +683,43 @@ void reduce_axes(const ParsedParams& p, cu::Reducer r, cu::ConstTensor x, std::v
 
 void sum_axes(const ParsedParams& p, cu::ConstTensor x, std::vector<int64_t> dims,
               std::vector<bool> reduced, const NDArray& out, double scale, cudaStream_t s) {
-  reduce_axes(p, cu::Reducer::kSum, x, std::move(dims), std::move(reduced), out, scale, false, 0,
-              s);
+  reduce_axes(p, cu::Reducer::kSum, x, std::move(dims), std::move(reduced), fw(out), out.size(),
+              scale, false, 0, s);
 }
 
 // The reductions: sum, mean, prod, max, min, nansum, nanprod, norm (ord 1 or 2) over any set of
 // axes. kMean: the sum divided by the count (an empty mean is NaN, as numpy; 0 for integers, as
 // the CPU's). Integer sums, products and means wrap as the CPU's (cu::reduce).
 template <cu::Reducer R, bool kMean = false>
-void reduce(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out,
-            cudaStream_t s) {
+void reduce_tensor(const ParsedParams& p, cu::ConstTensor x, const Shape& is, cu::Tensor out,
+                   int64_t out_size, cudaStream_t s) {
   const auto& r = p.get<ReduceParams>();
-  const Shape& is = in[0].shape();
   const ReduceSpec spec = reduce_spec(p.op(), r.axis, r.keepdims, r.exclude, is);
   int64_t total = 1;
   for (int d = 0; d < is.ndim(); ++d) {
     if (spec.reduced[static_cast<size_t>(d)]) total *= is[d];
   }
-  if (out[0].size() == 0) return;
+  if (out_size == 0) return;
   const bool norm = R == cu::Reducer::kSquareSum;  // norm's ord picks the reducer below
   const cu::Reducer reducer = norm && r.ord == 1 ? cu::Reducer::kAbsSum : R;
-  if (in[0].size() == 0) {
+  if (is.size() == 0) {
     NANOMX_CHECK(reducer != cu::Reducer::kMax && reducer != cu::Reducer::kMin)
         << p.op() << ": zero-size reduction of " << is << " has no identity";
     const bool ones = reducer == cu::Reducer::kProd || reducer == cu::Reducer::kNanProd;
-    const double empty_mean = is_float_dtype(out[0].dtype()) ? NAN : 0.0;
-    check_launch(p, cu::fill(fw(out[0]), kMean ? empty_mean : ones ? 1.0 : 0.0, out[0].size(), s));
+    const bool float_out = out.elem == cu::Elem::kFloat32 || out.elem == cu::Elem::kFloat64 ||
+                           out.elem == cu::Elem::kFloat16;
+    const double empty_mean = float_out ? NAN : 0.0;
+    check_launch(p, cu::fill(out, kMean ? empty_mean : ones ? 1.0 : 0.0, out_size, s));
     return;
   }
-  reduce_axes(p, reducer, f(in[0]), std::vector<int64_t>(is.begin(), is.end()), spec.reduced,
-              out[0], kMean ? 1.0 / static_cast<double>(total) : 1.0,
+  reduce_axes(p, reducer, x, std::vector<int64_t>(is.begin(), is.end()), spec.reduced, out,
+              out_size, kMean ? 1.0 / static_cast<double>(total) : 1.0,
               reducer == cu::Reducer::kSquareSum, kMean ? total : 0, s);
+}
+template <cu::Reducer R, bool kMean = false>
+void reduce(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out,
+            cudaStream_t s) {
+  reduce_tensor<R, kMean>(p, f(in[0]), in[0].shape(), fw(out[0]), out[0].size(), s);
 }
 
 // argmax / argmin / argmax_channel: along one axis, or over the array flattened.
@@ -1013,6 +1020,24 @@ void copy_to(const ParsedParams& p, std::span<const NDArray> in, std::span<const
   NANOMX_CUDA_CALL(
       cudaMemcpyAsync(staged.get(), in[0].data(), in[0].nbytes(), cudaMemcpyDefault, s));
   check_launch(p, cu::cast({staged.get(), elem_of(in[0].dtype())}, fw(out[0]), out[0].size(), s));
+}
+
+// norm: in the input's dtype (a reduction), or, with an out_dtype another, as the CPU: the input
+// read as float64 (a cast into scratch), the norm in double, converted once to the output's
+// dtype.
+void norm(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out,
+          cudaStream_t s) {
+  if (in[0].dtype() == out[0].dtype()) {
+    reduce<cu::Reducer::kSquareSum>(p, in, out, s);
+    return;
+  }
+  const int64_t n = in[0].size(), m = out[0].size();
+  DeviceScratch wide(static_cast<size_t>(n + m) * sizeof(double), s);
+  const cu::Tensor wide_in{wide.get(), cu::Elem::kFloat64};
+  const cu::Tensor wide_out{static_cast<double*>(wide.get()) + n, cu::Elem::kFloat64};
+  check_launch(p, cu::cast(f(in[0]), wide_in, n, s));
+  reduce_tensor<cu::Reducer::kSquareSum>(p, wide_in, in[0].shape(), wide_out, m, s);
+  check_launch(p, cu::cast(wide_out, fw(out[0]), m, s));
 }
 
 // sort / argsort / topk: what SortParams::ret asks for, in the CPU's order.
@@ -1630,7 +1655,7 @@ void for_each_cuda_kernel(const std::function<void(std::string_view, Kernel)>& a
   add("min", gpu_kernel<reduce<R::kMin>, kSame>);
   add("nansum", gpu_kernel<reduce<R::kNanSum>, kSame>);
   add("nanprod", gpu_kernel<reduce<R::kNanProd>, kSame>);
-  add("norm", gpu_kernel<reduce<R::kSquareSum>, kSame>);
+  add("norm", gpu_kernel<norm, kAnyType>);
   add("argmax", gpu_kernel<arg_reduce<true>, kSame>);
   add("argmin", gpu_kernel<arg_reduce<false>, kSame>);
   add("argmax_channel", gpu_kernel<arg_reduce<true>, kSame>);
