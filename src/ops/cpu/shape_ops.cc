@@ -413,6 +413,7 @@ void sort_lanes(const SortParams& sp, const SortLayout& l, const NDArray& in,
   const SortParams::Ret ret = sp.ret;
   const bool values_only = ret == SortParams::kValue && l.k == l.len;
   std::vector<C> vals;
+  std::vector<bool> zero_signs;  // the signs of a lane's zeros, in index order
   std::vector<std::pair<C, int64_t>> entries;
   // Indices are written through the index output's dtype.
   const NDArray* idx_out = ret == SortParams::kIndices ? &outs[0]
@@ -427,18 +428,32 @@ void sort_lanes(const SortParams& sp, const SortLayout& l, const NDArray& in,
       const int64_t obase = a * l.k * l.inner + i;
       if (values_only) {  // sort: the values alone
         vals.resize(static_cast<size_t>(l.len));
+        zero_signs.clear();
         for (int64_t j = 0; j < l.len; ++j) {
-          vals[static_cast<size_t>(j)] = to_compute(x[base + j * l.inner]);
+          const C v = to_compute(x[base + j * l.inner]);
+          vals[static_cast<size_t>(j)] = v;
+          if constexpr (std::is_floating_point_v<C>) {
+            if (v == 0) zero_signs.push_back(std::signbit(v));
+          }
         }
         auto nan_end = vals.end();
         auto first = vals.begin();
-        // Stable, so that equal values with different bits (-0 and 0) keep index order too.
         if (sp.ascend) {
-          nan_end = std::stable_partition(vals.begin(), vals.end(), [](C v) { return !is_nan(v); });
-          std::stable_sort(vals.begin(), nan_end);
+          nan_end = std::partition(vals.begin(), vals.end(), [](C v) { return !is_nan(v); });
+          std::sort(vals.begin(), nan_end);
         } else {
-          first = std::stable_partition(vals.begin(), vals.end(), [](C v) { return is_nan(v); });
-          std::stable_sort(first, vals.end(), [](C u, C v) { return u > v; });
+          first = std::partition(vals.begin(), vals.end(), [](C v) { return is_nan(v); });
+          std::sort(first, vals.end(), [](C u, C v) { return u > v; });
+        }
+        // -0 and 0 compare equal, so std::sort leaves their order open: they are put back in
+        // index order, as equal values are everywhere else (cheaper than a stable sort).
+        if (!zero_signs.empty()) {
+          const auto zeros =
+              sp.ascend ? std::equal_range(vals.begin(), nan_end, C(0))
+                        : std::equal_range(first, vals.end(), C(0), [](C u, C v) { return u > v; });
+          for (size_t z = 0; z < zero_signs.size(); ++z) {
+            zeros.first[static_cast<ptrdiff_t>(z)] = zero_signs[z] ? C(-0.0) : C(0);
+          }
         }
         T* o = outs[0].data_as<T>();
         for (int64_t j = 0; j < l.len; ++j) {
