@@ -97,6 +97,49 @@ void gpu_kernel(const ParsedParams& p, std::span<const NDArray> in, std::span<co
   K(p, in, out, stream.get());
 }
 
+// Scratch in stream-ordered memory, freed after the work queued before the free.
+class DeviceScratch {
+ public:
+  DeviceScratch(size_t bytes, cudaStream_t s) : stream_(s) {
+    if (bytes > 0) NANOMX_CUDA_CALL(cudaMallocAsync(&data_, bytes, s));
+  }
+  ~DeviceScratch() {
+    if (data_ != nullptr) (void)cudaFreeAsync(data_, stream_);
+  }
+  DeviceScratch(const DeviceScratch&) = delete;
+  DeviceScratch& operator=(const DeviceScratch&) = delete;
+  void* get() const { return data_; }
+  int64_t* int64s() const { return static_cast<int64_t*>(data_); }
+
+ private:
+  void* data_ = nullptr;
+  cudaStream_t stream_;
+};
+
+// A position a kernel reports (the smallest bad index, for the error message): set above every
+// position before the kernels, read back after them. Reading waits for the stream: the
+// operators that must report a bad index wait for their work, as take's raise mode.
+class ReportedPosition {
+ public:
+  explicit ReportedPosition(cudaStream_t s) : scratch_(sizeof(int64_t), s), stream_(s) {
+    NANOMX_CUDA_CALL(cudaMemsetAsync(scratch_.get(), 0x7F, sizeof(int64_t), s));
+  }
+  int64_t* device() const { return scratch_.int64s(); }
+  // The position, or -1 when none was reported.
+  int64_t wait() const {
+    int64_t position = 0;
+    NANOMX_CUDA_CALL(cudaMemcpyAsync(&position, scratch_.get(), sizeof position,
+                                     cudaMemcpyDeviceToHost, stream_));
+    NANOMX_CUDA_CALL(cudaStreamSynchronize(stream_));
+    return position == kNone ? -1 : position;
+  }
+
+ private:
+  static constexpr int64_t kNone = 0x7F7F7F7F7F7F7F7F;
+  DeviceScratch scratch_;
+  cudaStream_t stream_;
+};
+
 cu::Elem elem_of(DType t) {
   switch (t) {
     case DType::kFloat32:
@@ -550,20 +593,10 @@ void take(const ParsedParams& p, std::span<const NDArray> in, std::span<const ND
                              inner, m, mode, nullptr, s));
     return;
   }
-  void* bad = nullptr;
-  NANOMX_CUDA_CALL(cudaMallocAsync(&bad, sizeof(int64_t), s));
-  int64_t position = -1;
-  cudaError_t status = cudaMemsetAsync(bad, 0xFF, sizeof(int64_t), s);
-  if (status == cudaSuccess) {
-    status = cu::take(in[0].data(), idx, out[0].data(), dtype_size(out[0].dtype()), outer, n, inner,
-                      m, mode, static_cast<int64_t*>(bad), s);
-  }
-  if (status == cudaSuccess) {
-    status = cudaMemcpyAsync(&position, bad, sizeof position, cudaMemcpyDeviceToHost, s);
-  }
-  if (status == cudaSuccess) status = cudaStreamSynchronize(s);
-  (void)cudaFreeAsync(bad, s);
-  check_launch(p, status);
+  const ReportedPosition bad(s);
+  check_launch(p, cu::take(in[0].data(), idx, out[0].data(), dtype_size(out[0].dtype()), outer, n,
+                           inner, m, mode, bad.device(), s));
+  const int64_t position = bad.wait();
   NANOMX_CHECK(position < 0) << "take: take operator contains indices out of bound (index "
                              << position << " for axis " << axis << " of size " << n << ")";
 }
@@ -943,49 +976,6 @@ void random_sample(const ParsedParams& p, std::span<const NDArray>, std::span<co
 }
 
 // ---- sorting, gather/scatter by index tuples, Pad, diag (index_kernels.cu) ----
-
-// Scratch in stream-ordered memory, freed after the work queued before the free.
-class DeviceScratch {
- public:
-  DeviceScratch(size_t bytes, cudaStream_t s) : stream_(s) {
-    if (bytes > 0) NANOMX_CUDA_CALL(cudaMallocAsync(&data_, bytes, s));
-  }
-  ~DeviceScratch() {
-    if (data_ != nullptr) (void)cudaFreeAsync(data_, stream_);
-  }
-  DeviceScratch(const DeviceScratch&) = delete;
-  DeviceScratch& operator=(const DeviceScratch&) = delete;
-  void* get() const { return data_; }
-  int64_t* int64s() const { return static_cast<int64_t*>(data_); }
-
- private:
-  void* data_ = nullptr;
-  cudaStream_t stream_;
-};
-
-// A position a kernel reports (the smallest bad index, for the error message): set above every
-// position before the kernels, read back after them. Reading waits for the stream: the
-// operators that must report a bad index wait for their work, as take's raise mode.
-class ReportedPosition {
- public:
-  explicit ReportedPosition(cudaStream_t s) : scratch_(sizeof(int64_t), s), stream_(s) {
-    NANOMX_CUDA_CALL(cudaMemsetAsync(scratch_.get(), 0x7F, sizeof(int64_t), s));
-  }
-  int64_t* device() const { return scratch_.int64s(); }
-  // The position, or -1 when none was reported.
-  int64_t wait() const {
-    int64_t position = 0;
-    NANOMX_CUDA_CALL(cudaMemcpyAsync(&position, scratch_.get(), sizeof position,
-                                     cudaMemcpyDeviceToHost, stream_));
-    NANOMX_CUDA_CALL(cudaStreamSynchronize(stream_));
-    return position == kNone ? -1 : position;
-  }
-
- private:
-  static constexpr int64_t kNone = 0x7F7F7F7F7F7F7F7F;
-  DeviceScratch scratch_;
-  cudaStream_t stream_;
-};
 
 // Element `flat` of a GPU index array as a double (for an error message: waits for a copy).
 double index_value_at(const NDArray& a, int64_t flat) {

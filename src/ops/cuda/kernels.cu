@@ -59,26 +59,9 @@ __device__ __forceinline__ A apply_binary_int(BinaryOp op, A a, A b) {
     }
     case BinaryOp::kHypot:
       return from_double<A>(hypot(static_cast<double>(a), static_cast<double>(b)));
-    case BinaryOp::kEqual:
-      return a == b ? A(1) : A(0);
-    case BinaryOp::kNotEqual:
-      return a != b ? A(1) : A(0);
-    case BinaryOp::kGreater:
-      return a > b ? A(1) : A(0);
-    case BinaryOp::kGreaterEqual:
-      return a >= b ? A(1) : A(0);
-    case BinaryOp::kLesser:
-      return a < b ? A(1) : A(0);
-    case BinaryOp::kLesserEqual:
-      return a <= b ? A(1) : A(0);
-    case BinaryOp::kLogicalAnd:
-      return a != 0 && b != 0 ? A(1) : A(0);
-    case BinaryOp::kLogicalOr:
-      return a != 0 || b != 0 ? A(1) : A(0);
-    case BinaryOp::kLogicalXor:
-      return (a != 0) != (b != 0) ? A(1) : A(0);
+    default:  // the comparisons and logical operators: apply_binary
+      return A(0);
   }
-  return A(0);
 }
 
 template <typename A>
@@ -108,6 +91,16 @@ __device__ __forceinline__ A apply_binary_float(BinaryOp op, A a, A b) {
     }
     case BinaryOp::kHypot:
       return m_hypot(a, b);
+    default:  // the comparisons and logical operators: apply_binary
+      return A(0);
+  }
+}
+
+// The comparisons and logical operators are the same for every type (1 or 0 in the operands'
+// type); the arithmetic differs for integers.
+template <typename A>
+__device__ __forceinline__ A apply_binary(BinaryOp op, A a, A b) {
+  switch (op) {
     case BinaryOp::kEqual:
       return a == b ? A(1) : A(0);
     case BinaryOp::kNotEqual:
@@ -126,12 +119,9 @@ __device__ __forceinline__ A apply_binary_float(BinaryOp op, A a, A b) {
       return a != A(0) || b != A(0) ? A(1) : A(0);
     case BinaryOp::kLogicalXor:
       return (a != A(0)) != (b != A(0)) ? A(1) : A(0);
+    default:
+      break;
   }
-  return A(0);
-}
-
-template <typename A>
-__device__ __forceinline__ A apply_binary(BinaryOp op, A a, A b) {
   if constexpr (std::is_integral_v<A>) {
     return apply_binary_int(op, a, b);
   } else {
@@ -904,8 +894,7 @@ __global__ void take_kernel(const E* x, Indices idx, E* out, int64_t outer, int6
       k = ((k % n) + n) % n;
     } else {
       if (k < -n || k >= n) {
-        atomicCAS(reinterpret_cast<unsigned long long*>(bad), ~0ull,
-                  static_cast<unsigned long long>(j));
+        atomic_min_i64(bad, j);
         continue;
       }
       if (k < 0) k += n;

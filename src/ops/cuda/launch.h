@@ -214,8 +214,9 @@ struct Indices {
 };
 // take along an axis of x viewed as (outer, n, inner): out[(o * m + j) * inner + i] =
 // x[(o * n + k_j) * inner + i], k_j = idx[j] clipped (mode 0), wrapped (1) or, raising (2), the
-// index as given (negative from the end); an index out of range in mode 2 is written to
-// *bad (its position; bad holds -1 before) and its row left unwritten.
+// index as given (negative from the end); in mode 2 the smallest position of an index out of
+// range is written to *bad (which holds a value above every position before), its rows left
+// unwritten.
 cudaError_t take(const void* x, Indices idx, void* out, size_t elem_bytes, int64_t outer, int64_t n,
                  int64_t inner, int64_t m, int mode, int64_t* bad, cudaStream_t stream);
 // pick: out[o * inner + i] = x[(o * len + k) * inner + i], k = idx[o * inner + i] clipped or
