@@ -4,9 +4,9 @@
 # with hidden visibility: libnanomx.so exports only what nanomx/export.h says (the C API and
 # the declarations of include/nanomx/).
 #
-# The layer order is profiler < base < storage < engine < ndarray < ops < symbol < autograd < io
-# < kvstore < c_api. A layer names the layers it uses: PUBLIC when its public header exposes their types, PRIVATE otherwise. The
-# dependency is enforced twice: scripts/check-layers rejects an #include of a higher layer, and
+# The layer order is profiler < base < storage < engine < ndarray < ops < backends < symbol <
+# autograd < io < kvstore < c_api. A layer names the layers it uses: PUBLIC when its public
+# header exposes their types, PRIVATE otherwise. The dependency is enforced twice: scripts/check-layers rejects an #include of a higher layer, and
 # `nanomx_<layer>_link_check` links the layer alone with its declared dependencies into a shared
 # object with --no-undefined, so a call into a layer it does not declare fails the build.
 function(nanomx_layer name)

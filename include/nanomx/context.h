@@ -17,7 +17,11 @@ struct Context {
   int dev_id = 0;
 
   static Context cpu(int id = 0) { return {DeviceType::kCPU, id}; }
-  bool is_cpu() const { return dev_type != DeviceType::kGPU; }
+  // Host memory: cpu, cpu_pinned, cpu_shared (a device backend's types are not).
+  bool is_cpu() const {
+    return dev_type == DeviceType::kCPU || dev_type == DeviceType::kCPUPinned ||
+           dev_type == DeviceType::kCPUShared;
+  }
   // The profiler's device slot (cpu/i, gpu/i, ...); throws for an id out of range. cpu(0), the
   // row nearly every call asks for, is always slot 0 and answered here.
   int profiler_slot() const {

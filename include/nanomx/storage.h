@@ -5,7 +5,7 @@
 // The CPU allocator (registered for cpu, cpu_pinned and cpu_shared) hands out 64-byte aligned
 // blocks, keeps freed blocks in a pool per size class for reuse, and reports every block handed
 // out and returned to the memory profiler under the context's device row ("Memory: cpu/0").
-// A device layer (CUDA) registers its own allocator for its device type.
+// A device backend (src/backends/) provides its own allocator for its device type.
 #pragma once
 
 #include <cstddef>
@@ -104,6 +104,12 @@ class DeviceAllocator {
 // Makes `allocator` the one for device type `type` (null: none). The allocator is not owned
 // and must outlive every block it made; at most one per type (the CPU one is built in).
 void register_allocator(DeviceType type, DeviceAllocator* allocator);
+// A device backend's allocators, installed when the storage table is first used (not at
+// registration: a backend may need its device count, which can load a driver, to decide).
+// `install(type, allocator)` replaces the built-in one for that type (cpu_pinned: page-locked
+// memory once a GPU is visible). Providers run in registration order; register at load.
+using AllocatorInstall = void (*)(DeviceType type, DeviceAllocator* allocator);
+void register_allocator_provider(void (*provider)(AllocatorInstall install));
 // The allocator of a device type; throws naming the device type when this build has none.
 DeviceAllocator& allocator_for(DeviceType type);
 

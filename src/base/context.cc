@@ -1,5 +1,6 @@
 #include "nanomx/context.h"
 
+#include "base/backend.h"
 #include "nanomx/error.h"
 #include "nanomx/gpu.h"
 #include "profiler/hooks.h"
@@ -17,7 +18,7 @@ int Context::profiler_slot_slow() const {
 }
 
 std::string Context::str() const {
-  const char* name = "cpu";
+  std::string name;
   switch (dev_type) {
     case DeviceType::kCPU:
       name = "cpu";
@@ -31,8 +32,12 @@ std::string Context::str() const {
     case DeviceType::kCPUShared:
       name = "cpu_shared";
       break;
+    default:  // a backend's own device type
+      const DeviceBackend* backend = device_backend(dev_type);
+      name = backend != nullptr ? std::string(backend->device_name)
+                                : "device_type_" + std::to_string(static_cast<int>(dev_type));
   }
-  return std::string(name) + "(" + std::to_string(dev_id) + ")";
+  return name + "(" + std::to_string(dev_id) + ")";
 }
 
 Context make_context(int dev_type, int dev_id) {

@@ -38,8 +38,9 @@ void check_not_null(const void* pointer, const char* function, const char* what)
 
 namespace nanomx::c_api {
 // Server-side profiling (profile_process=server) travels through the distributed KVStore as
-// MXNet's kSetProfilerParams command: `body` is the payload plus the sub-command digit (spec
-// §10). The kvstore layer installs the sender; without one, server requests fail clearly.
+// MXNet's kSetProfilerParams command: `body` is the payload plus the sub-command digit
+// (docs/kvstore.md). The kvstore layer installs the sender; without one, server requests fail
+// clearly.
 using ServerProfilerSender = void (*)(void* kvstore, const std::string& body);
 void set_server_profiler_sender(ServerProfilerSender sender);
 }  // namespace nanomx::c_api

@@ -5,12 +5,12 @@
 #include <string>
 #include <vector>
 
+#include "base/backend.h"
 #include "c_api/c_api_common.h"
 #include "c_api/handle_table.h"
 #include "nanomx/c_api.h"
 #include "nanomx/gpu.h"
 #include "nanomx/profiler.h"
-#include "storage/gpu_memory_profile.h"
 
 namespace prof = nanomx::profiler;
 
@@ -129,7 +129,7 @@ int MXSetProcessProfilerState(int state, int profile_process, KVStoreHandle kvSt
 int MXSetProfilerState(int state) { return MXSetProcessProfilerState(state, 0, nullptr); }
 
 int MXSetProfilerScope(const char* scope) {
-  NANOMX_API_BEGIN(MXSetProfilerScope);  // profiled, as MXNet (spec Q27)
+  NANOMX_API_BEGIN(MXSetProfilerScope);  // profiled, as MXNet profiles it
   check_not_null(scope, "MXSetProfilerScope", "scope");
   prof::set_scope(scope);
   NANOMX_API_END();
@@ -141,13 +141,13 @@ int MXDumpProcessProfile(int finished, int profile_process, KVStoreHandle kvStor
     send_to_servers(kvStoreHandle, std::string(finished ? "1" : "0") + "3", kNullKv);
   } else {
     prof::dump(finished != 0);
-    // After the trace, the GPU memory profile (as MXNet's CUDA builds: docs/cuda.md), only
-    // where a GPU is visible: a CUDA build on a machine without one would otherwise leave an
-    // empty CSV in the working directory at every dump.
-    if (nanomx::cuda_built() && nanomx::num_gpus() > 0) {
-      nanomx::storage::write_gpu_memory_profile(
-          prof::current_config().gpu_memory_profile_filename_prefix);
-    }
+    // After the trace, each backend's memory profile (the GPU's, as MXNet's CUDA builds:
+    // docs/cuda.md).
+    nanomx::for_each_device_backend([](const nanomx::DeviceBackend& backend) {
+      if (backend.write_memory_profile != nullptr) {
+        backend.write_memory_profile(prof::current_config().gpu_memory_profile_filename_prefix);
+      }
+    });
   }
   NANOMX_API_END();
 }
@@ -156,7 +156,7 @@ int MXDumpProfile(int finished) { return MXDumpProcessProfile(finished, 0, nullp
 
 int MXAggregateProfileStatsPrintEx(const char** out_str, int reset, int format, int sort_by,
                                    int ascending) {
-  NANOMX_API_BEGIN(MXAggregateProfileStatsPrint);  // profiled, as MXNet (spec Q27)
+  NANOMX_API_BEGIN(MXAggregateProfileStatsPrint);  // profiled, as MXNet profiles it
   static thread_local std::string text;
   check_not_null(out_str, "MXAggregateProfileStatsPrint", "out_str");
   NANOMX_CHECK(format == 0 || format == 1)

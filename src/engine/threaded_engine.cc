@@ -9,18 +9,14 @@
 #include <string>
 #include <thread>
 
-#include "engine/device_timing.h"
+#include "engine/device_workers.h"
 #include "engine/engines.h"
 #include "engine/var.h"
+#include "engine/worker_pool.h"
 #include "nanomx/env.h"
 #include "nanomx/error.h"
-#include "nanomx/gpu.h"
+#include "profiler/external_ranges.h"
 #include "profiler/hooks.h"
-#include "profiler/nvtx.h"
-#ifdef NANOMX_HAVE_CUDA
-#include "base/cuda_util.h"
-#include "profiler/clock.h"
-#endif
 
 namespace nanomx::engine {
 
@@ -36,41 +32,13 @@ struct WaitSync {
 
 namespace {
 
-// Busy-wait budgets. Sleeping and waking a thread are futex calls, which cost microseconds on a
-// virtual machine, so a worker polls its queue for a while after its last operation before it
-// sleeps, and a waiting thread polls before it sleeps.
-constexpr auto kWorkerSpin = std::chrono::microseconds(50);
+// A waiting thread polls for a while before it sleeps (engine/worker_pool.h says why).
 constexpr auto kWaitSpin = std::chrono::microseconds(50);
-// An operation ready when it is pushed is left to the pushing thread for this long by a polling
-// worker: when that thread waits for it right away, it runs it itself (no hand-off).
-constexpr auto kPusherGrace = std::chrono::microseconds(2);
 // How far a waiting thread follows the writers a pending write waits for, and how often (in
 // polling rounds, ~20 ns each) it looks again: operations that become ready while it polls are
 // taken by polling workers at once, so looking often only makes the two threads contend.
 constexpr int kHelpDepth = 3;
 constexpr uint32_t kHelpEvery = 1024;
-
-// Polls for at most `budget`, reading the clock every 16 rounds and yielding the CPU every 128
-// (a few µs): on an oversubscribed machine a polling thread must not keep the thread it waits
-// for off the CPU.
-class SpinTimer {
- public:
-  explicit SpinTimer(std::chrono::steady_clock::duration budget) : budget_(budget) {}
-  // Pauses once; false once the budget is spent.
-  bool spin() {
-    base::cpu_relax();
-    if (++rounds_ % 16 != 0) return true;
-    if (rounds_ % 128 == 0) std::this_thread::yield();
-    const auto now = std::chrono::steady_clock::now();
-    if (rounds_ == 16) start_ = now;
-    return now - start_ < budget_;
-  }
-
- private:
-  std::chrono::steady_clock::duration budget_;
-  std::chrono::steady_clock::time_point start_{};
-  uint32_t rounds_ = 0;
-};
 
 // Ready operations inline in the completing thread (rarely more than a few).
 class ReadyList {
@@ -95,403 +63,8 @@ class ReadyList {
   std::vector<OprBlock*> overflow_;
 };
 
-class WorkerPool {
- public:
-  using Executor = std::function<void(OprBlock*)>;
-  // A device's per-thread state (a GPU worker's device and stream): made on the worker thread
-  // before its first operation, released by the returned function when the thread ends.
-  using ThreadSetup = std::function<std::function<void()>()>;
-  WorkerPool(std::string name, int threads, Executor execute, ThreadSetup setup = {})
-      : execute_(std::move(execute)) {
-    for (int i = 0; i < threads; ++i) {
-      threads_.emplace_back([this, setup, thread_name = name + " worker " + std::to_string(i)] {
-        profiler::set_thread_name(thread_name);
-        std::function<void()> teardown = setup ? setup() : std::function<void()>{};
-        run();
-        if (teardown) teardown();
-      });
-    }
-  }
-  ~WorkerPool() {
-    {
-      std::lock_guard lock(sleep_mutex_);
-      stop_.store(true);
-    }
-    sleep_cv_.notify_all();
-    for (auto& t : threads_) t.join();
-  }
-  // fresh: ready when pushed (a polling worker leaves it to the pusher for kPusherGrace).
-  void push(OprBlock* op, bool front, bool fresh) {
-    {
-      std::lock_guard lock(queue_lock_);
-      if (fresh) {
-        fresh_.push_back(op);
-        fresh_count_.fetch_add(1);  // seq_cst: pairs with sleepers_ (no lost wake-up)
-      } else {
-        if (front) {
-          queue_.push_front(op);
-        } else {
-          queue_.push_back(op);
-        }
-        queued_.fetch_add(1);
-      }
-    }
-    if (sleepers_.load() > 0) {
-      std::lock_guard lock(sleep_mutex_);
-      sleep_cv_.notify_one();
-    }
-  }
-  // Removes op from the queue if it is there (ready, and no worker took it yet): the caller
-  // then owns it and runs it.
-  bool try_claim(OprBlock* op) {
-    if (fresh_count_.load(std::memory_order_relaxed) == 0 &&
-        queued_.load(std::memory_order_relaxed) == 0) {
-      return false;
-    }
-    std::lock_guard lock(queue_lock_);
-    return erase(fresh_, fresh_count_, op) || erase(queue_, queued_, op);
-  }
-  // The oldest queued operation (fresh ones last), or nullptr.
-  OprBlock* try_pop(bool fresh_too = true) {
-    if (queued_.load(std::memory_order_relaxed) == 0 &&
-        (!fresh_too || fresh_count_.load(std::memory_order_relaxed) == 0)) {
-      return nullptr;
-    }
-    std::lock_guard lock(queue_lock_);
-    if (!queue_.empty()) return pop_front(queue_, queued_);
-    if (fresh_too && !fresh_.empty()) return pop_front(fresh_, fresh_count_);
-    return nullptr;
-  }
-
- private:
-  static bool erase(std::deque<OprBlock*>& q, std::atomic<int64_t>& count, OprBlock* op) {
-    for (auto it = q.rbegin(); it != q.rend(); ++it) {
-      if (*it == op) {
-        q.erase(std::next(it).base());
-        count.fetch_sub(1, std::memory_order_relaxed);
-        return true;
-      }
-    }
-    return false;
-  }
-  static OprBlock* pop_front(std::deque<OprBlock*>& q, std::atomic<int64_t>& count) {
-    OprBlock* op = q.front();
-    q.pop_front();
-    count.fetch_sub(1, std::memory_order_relaxed);
-    return op;
-  }
-
-  void run() {
-    using Clock = std::chrono::steady_clock;
-    bool take_fresh = false;
-    for (;;) {
-      if (OprBlock* op = try_pop(take_fresh)) {
-        execute_(op);
-        take_fresh = false;
-        continue;
-      }
-      // Poll: other work at once, a fresh operation once the pusher's grace is over.
-      take_fresh = false;
-      SpinTimer timer(kWorkerSpin);
-      Clock::time_point fresh_since{};
-      bool work = false;
-      for (;;) {
-        if (queued_.load(std::memory_order_relaxed) > 0 || stop_.load(std::memory_order_relaxed)) {
-          work = true;
-          break;
-        }
-        if (fresh_count_.load(std::memory_order_relaxed) > 0) {
-          const auto now = Clock::now();
-          if (fresh_since == Clock::time_point{}) {
-            fresh_since = now;
-          } else if (now - fresh_since >= kPusherGrace) {
-            take_fresh = work = true;
-            break;
-          }
-        } else {
-          fresh_since = {};
-        }
-        if (!timer.spin()) break;
-      }
-      if (!work) {
-        std::unique_lock lock(sleep_mutex_);
-        sleepers_.fetch_add(1);
-        sleep_cv_.wait(
-            lock, [this] { return queued_.load() > 0 || fresh_count_.load() > 0 || stop_.load(); });
-        sleepers_.fetch_sub(1);
-        take_fresh = true;  // waking up took longer than the grace
-      }
-      if (stop_.load() && queued_.load() <= 0 && fresh_count_.load() <= 0) return;
-    }
-  }
-
-  Executor execute_;
-  base::SpinLock queue_lock_;
-  std::deque<OprBlock*> queue_;  // guarded by queue_lock_
-  std::deque<OprBlock*> fresh_;  // guarded by queue_lock_
-  std::atomic<int64_t> queued_{0};
-  std::atomic<int64_t> fresh_count_{0};
-  std::atomic<int> sleepers_{0};
-  std::atomic<bool> stop_{false};
-  std::mutex sleep_mutex_;
-  std::condition_variable sleep_cv_;
-  std::vector<std::thread> threads_;
-};
-
-// On a GPU pool's completer thread, while it completes an operation whose device span it
-// recorded: that span's row, where the operation's dependency flows start.
-thread_local profiler::DeviceRow* tls_device_span_row = nullptr;
-
-#ifdef NANOMX_HAVE_CUDA
-// Completes the GPU operations of one worker pool once their stream work is done: the worker
-// records a CUDA event after launching an operation and hands the operation here; this thread
-// waits for the events in order (cudaEventSynchronize on a blocking-sync event: it sleeps, no
-// device-wide synchronization, the workers keep launching) and then completes each operation.
-//
-// While operators are profiled it also times their device execution (engine/device_timing.h):
-// the worker records a timing event before the launch as well, against an anchor event of its
-// stream, and this thread, once the end event is done, places the span on the stream's own row
-// ("gpu(0) stream 1") with the arrow from the launch. A worker waits only to take its stream's
-// anchor: once a second while profiling, it drains its stream (begin_timing).
-class StreamCompleter {
- public:
-  using Finish = std::function<void(OprBlock*, ErrorRef, bool)>;
-
-  // An anchor: an event of one stream and the profiler ticks at which it completed.
-  struct Anchor {
-    cudaEvent_t event = nullptr;
-    StreamClock clock;      // anchor_ticks and ticks_per_ms (free_at unused)
-    uint64_t taken_ns = 0;  // monotonic, for re-anchoring
-    ~Anchor() {
-      if (event != nullptr) (void)cudaEventDestroy(event);
-    }
-  };
-
-  // One worker's stream. The worker owns `anchor` (it re-anchors), the completer `row` and
-  // `clock` (it places spans); pending operations keep the anchor they were timed against.
-  struct Stream {
-    cudaStream_t stream = nullptr;
-    std::string row_name;
-    std::shared_ptr<Anchor> anchor;
-    std::unique_ptr<profiler::DeviceRow> row;
-    StreamClock clock;
-  };
-
-  // What the worker measured of one operation: its start event, the anchor it is relative to,
-  // and when the launch began (a null start: not timed).
-  struct Timing {
-    Stream* stream = nullptr;
-    cudaEvent_t start = nullptr;
-    std::shared_ptr<Anchor> anchor;
-    uint64_t launch_begin = 0;
-  };
-
-  StreamCompleter(std::string name, int dev_id, Finish finish)
-      : name_(name), finish_(std::move(finish)), thread_([this, name = std::move(name), dev_id] {
-          profiler::set_thread_name(name);
-          (void)cudaSetDevice(dev_id);
-          run();
-        }) {}
-  ~StreamCompleter() {
-    {
-      std::lock_guard lock(mutex_);
-      stop_ = true;
-    }
-    cv_.notify_one();
-    thread_.join();
-    for (cudaEvent_t e : free_events_) (void)cudaEventDestroy(e);
-    for (cudaEvent_t e : free_timing_events_) (void)cudaEventDestroy(e);
-  }
-  StreamCompleter(const StreamCompleter&) = delete;
-  StreamCompleter& operator=(const StreamCompleter&) = delete;
-
-  // A worker's stream, kept until the completer ends (a worker calls this once, at start).
-  Stream* add_stream(cudaStream_t stream) {
-    std::lock_guard lock(mutex_);
-    auto& s = streams_.emplace_back(std::make_unique<Stream>());
-    s->stream = stream;
-    s->row_name =
-        name_.substr(0, name_.rfind(" completion")) + " stream " + std::to_string(streams_.size());
-    return s.get();
-  }
-
-  // Called by a worker before launching a profiled operation on its stream: anchors the stream
-  // when it has no anchor or an old one (float milliseconds from an anchor lose precision: a
-  // microsecond after ten seconds), then records the start event. A CUDA failure leaves the
-  // operation untimed (its launch is still recorded as an operator).
-  Timing begin_timing(Stream* s) {
-    Timing t;
-    if (s == nullptr || s->stream == nullptr) return t;
-    constexpr uint64_t kReanchorNs = 1'000'000'000;
-    const uint64_t now_ns = profiler::monotonic_ns();
-    if (!s->anchor || now_ns - s->anchor->taken_ns > kReanchorNs) {
-      s->anchor = take_anchor(s->stream);
-      if (!s->anchor) return t;
-    }
-    cudaEvent_t start = acquire_event(/*timing=*/true);
-    if (start == nullptr) return t;
-    t.launch_begin = profiler::now_ticks();
-    if (cudaEventRecord(start, s->stream) != cudaSuccess) {
-      release_event(start, true);
-      return t;
-    }
-    t.stream = s;
-    t.start = start;
-    t.anchor = s->anchor;
-    return t;
-  }
-
-  // Called by a worker on its own device after op's work was enqueued on `stream`.
-  void enqueue(cudaStream_t stream, OprBlock* op, ErrorRef error, bool new_error, Timing timing) {
-    const bool timed = timing.start != nullptr;
-    cudaEvent_t event = acquire_event(timed);
-    cudaError_t status = event == nullptr ? cudaErrorMemoryAllocation : cudaSuccess;
-    if (status == cudaSuccess) status = cudaEventRecord(event, stream);
-    if (status != cudaSuccess && !error) {
-      error = cuda_error(*op, "cannot record the completion event", status);
-      new_error = true;
-    }
-    if (status != cudaSuccess && event != nullptr) {
-      release_event(event, timed);
-      event = nullptr;
-    }
-    {
-      std::lock_guard lock(mutex_);
-      queue_.push_back({event, op, std::move(error), new_error, std::move(timing)});
-    }
-    cv_.notify_one();
-  }
-
- private:
-  static ErrorRef cuda_error(const OprBlock& op, const char* what, cudaError_t status) {
-    return std::make_shared<const std::string>(
-        std::string("operator ") + (op.name ? op.name : "(unnamed)") + " failed: " + what +
-        " (CUDA: " + cudaGetErrorString(status) + ")");
-  }
-
-  // The stream is drained first, so the anchor completes as soon as the device sees it; the
-  // worker spins on it (a default event) and takes the middle of [record, seen] as its time.
-  static std::shared_ptr<Anchor> take_anchor(cudaStream_t stream) {
-    auto anchor = std::make_shared<Anchor>();
-    if (cudaEventCreateWithFlags(&anchor->event, cudaEventDefault) != cudaSuccess) {
-      anchor->event = nullptr;
-      return nullptr;
-    }
-    if (cudaStreamSynchronize(stream) != cudaSuccess) return nullptr;
-    const uint64_t before = profiler::now_ticks();
-    if (cudaEventRecord(anchor->event, stream) != cudaSuccess) return nullptr;
-    cudaError_t status;
-    while ((status = cudaEventQuery(anchor->event)) == cudaErrorNotReady) {
-    }
-    if (status != cudaSuccess) return nullptr;
-    const uint64_t after = profiler::now_ticks();
-    anchor->clock.anchor_ticks = before + (after - before) / 2;
-    anchor->clock.ticks_per_ms = profiler::ticks_per_ns() * 1e6;
-    anchor->taken_ns = profiler::monotonic_ns();
-    return anchor;
-  }
-
-  // A completion event (blocking-sync: the completer sleeps on it); with `timing`, one that
-  // also records the device's time.
-  cudaEvent_t acquire_event(bool timing) {
-    {
-      std::lock_guard lock(mutex_);
-      auto& list = timing ? free_timing_events_ : free_events_;
-      if (!list.empty()) {
-        cudaEvent_t e = list.back();
-        list.pop_back();
-        return e;
-      }
-    }
-    cudaEvent_t event = nullptr;
-    const unsigned flags =
-        timing ? cudaEventBlockingSync : cudaEventDisableTiming | cudaEventBlockingSync;
-    return cudaEventCreateWithFlags(&event, flags) == cudaSuccess ? event : nullptr;
-  }
-  void release_event(cudaEvent_t event, bool timing) {
-    std::lock_guard lock(mutex_);
-    (timing ? free_timing_events_ : free_events_).push_back(event);
-  }
-
-  struct Pending {
-    cudaEvent_t event;
-    OprBlock* op;
-    ErrorRef error;
-    bool new_error;
-    Timing timing;
-  };
-
-  // The operation's device span on its stream's row, once its end event is done; returns the
-  // row (null: none recorded). The span's end becomes the operation's end, where its
-  // dependency flows start.
-  profiler::DeviceRow* record_device_span(Pending& p, uint64_t observed) {
-    Timing& t = p.timing;
-    OprBlock& op = *p.op;
-    // An operation skipped for an input's error recorded no launch: nothing to place.
-    if (op.end_ticks == 0 || !op.device_timed) return nullptr;
-    float start_ms = 0, end_ms = 0;
-    if (cudaEventElapsedTime(&start_ms, t.anchor->event, t.start) != cudaSuccess ||
-        cudaEventElapsedTime(&end_ms, t.anchor->event, p.event) != cudaSuccess) {
-      return nullptr;
-    }
-    Stream& s = *t.stream;
-    if (!s.row) s.row = std::make_unique<profiler::DeviceRow>(s.row_name);
-    s.clock.anchor_ticks = t.anchor->clock.anchor_ticks;
-    s.clock.ticks_per_ms = t.anchor->clock.ticks_per_ms;
-    const DeviceSpan span = place_device_span(s.clock, start_ms, end_ms, t.launch_begin, observed);
-    s.row->record_operator(op.name_id, op.slot, span.begin, span.end, op.shape_words(),
-                           op.num_shape_words, op.launch_flow_id);
-    op.end_ticks = span.end;
-    return s.row.get();
-  }
-
-  void run() {
-    for (;;) {
-      Pending p;
-      {
-        std::unique_lock lock(mutex_);
-        cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
-        if (queue_.empty()) return;  // stopping, and nothing left
-        p = std::move(queue_.front());
-        queue_.pop_front();
-      }
-      const bool timed = p.timing.start != nullptr;
-      profiler::DeviceRow* row = nullptr;
-      if (p.event != nullptr) {
-        const cudaError_t status = cudaEventSynchronize(p.event);
-        const uint64_t observed = profiler::now_ticks();
-        if (status != cudaSuccess && !p.error) {  // a kernel failed: the op carries the error
-          p.error = cuda_error(*p.op, "its kernels failed", status);
-          p.new_error = true;
-        }
-        if (status == cudaSuccess && timed) row = record_device_span(p, observed);
-        release_event(p.event, timed);
-      }
-      if (timed) release_event(p.timing.start, true);
-      p.timing.anchor.reset();
-      tls_device_span_row = row;
-      finish_(p.op, std::move(p.error), p.new_error);
-      tls_device_span_row = nullptr;
-    }
-  }
-
-  const std::string name_;
-  Finish finish_;
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  std::deque<Pending> queue_;
-  std::vector<cudaEvent_t> free_events_;
-  std::vector<cudaEvent_t> free_timing_events_;
-  std::vector<std::unique_ptr<Stream>> streams_;
-  bool stop_ = false;
-  std::thread thread_;  // last: starts once the rest is built
-};
-
-// The completer of the calling GPU worker's pool and the worker's stream there (null on other
-// threads).
-thread_local StreamCompleter* tls_completer = nullptr;
-thread_local StreamCompleter::Stream* tls_stream = nullptr;
-#endif  // NANOMX_HAVE_CUDA
+// The device pool of the calling worker thread (null on CPU workers and other threads).
+thread_local DevicePool* tls_device_pool = nullptr;
 
 class ThreadedEngine final : public Engine, private Completer {
  public:
@@ -573,23 +146,21 @@ class ThreadedEngine final : public Engine, private Completer {
       return false;
     }
     bool new_error = false;
-    ErrorRef error = run_in_nvtx_range(op, fn, new_error);
+    ErrorRef error = run_in_external_range(op, fn, new_error);
     release_variables(&op, std::move(error), new_error);
     return true;
   }
 
-  // run_opr_block inside an NVTX range named after a profiled operator, so that Nsight Systems
-  // shows nanomx's names (CUDA builds; a plain run_opr_block otherwise).
-  static ErrorRef run_in_nvtx_range(OprBlock& op, FunctionRef<void()> fn, bool& new_error) {
-#ifdef NANOMX_HAVE_CUDA
-    const bool nvtx_range = op.profiled && op.name != nullptr;
-    if (nvtx_range) profiler::nvtx::push(op.name);
+  // run_opr_block inside an external range (NVTX) named after a profiled operator, so that a
+  // device backend's tool (Nsight Systems) shows nanomx's names.
+  static ErrorRef run_in_external_range(OprBlock& op, FunctionRef<void()> fn, bool& new_error) {
+    if (!op.profiled || op.name == nullptr || !profiler::external_ranges_on()) {
+      return run_opr_block(op, fn, new_error);
+    }
+    profiler::external_range_push(op.name);
     ErrorRef error = run_opr_block(op, fn, new_error);
-    if (nvtx_range) profiler::nvtx::pop();
+    profiler::external_range_pop();
     return error;
-#else
-    return run_opr_block(op, fn, new_error);
-#endif
   }
 
   void push_async(AsyncFn fn, Context ctx, std::span<const VarHandle> reads,
@@ -906,21 +477,12 @@ class ThreadedEngine final : public Engine, private Completer {
     return true;
   }
 
-  // The worker threads of each device of a type; 0 when this build has no workers for it (a
-  // device layer, CUDA, adds its type here).
-  int workers_per_device(DeviceType type) const {
-    switch (type) {
-      case DeviceType::kCPU:
-      case DeviceType::kCPUPinned:
-      case DeviceType::kCPUShared:
-        return cpu_workers_;
-#ifdef NANOMX_HAVE_CUDA
-      case DeviceType::kGPU:  // none without a visible GPU: as a build without CUDA
-        return num_gpus() > 0 ? gpu_workers_ : 0;
-#endif
-      default:
-        return 0;
-    }
+  // The worker threads of each device of a type (`copy`: of its copy pool); 0 when this build
+  // has no workers for it (a device backend registers its own: engine/device_workers.h).
+  int workers_per_device(DeviceType type, bool copy) const {
+    if (Context{type, 0}.is_cpu()) return cpu_workers_;
+    DeviceWorkers* workers = device_workers(type);
+    return workers != nullptr ? workers->threads(copy) : 0;
   }
 
   // The pool of a context, or nullptr when none was created yet.
@@ -933,59 +495,44 @@ class ThreadedEngine final : public Engine, private Completer {
     return it == pools_.end() ? nullptr : it->second.get();
   }
 
-  // The copy workers of a GPU (docs/cuda.md) are a pool apart, keyed by this device type code
-  // (none of MXNet's), so that copies run on their own streams beside the compute workers.
-  static constexpr int kGpuCopyKey = 102;
+  // The copy workers of a device (docs/cuda.md) are a pool apart, keyed by its device type code
+  // plus this (no code of MXNet's), so that copies run on their own streams beside the compute
+  // workers.
+  static constexpr int kCopyKeyOffset = 100;
 
   WorkerPool& pool_for(Context ctx, bool copy = false) {
     if (!copy) {
       if (WorkerPool* pool = find_pool(ctx)) return *pool;
     }
     const auto key =
-        std::make_pair(copy ? kGpuCopyKey : static_cast<int>(ctx.dev_type), ctx.dev_id);
+        std::make_pair(static_cast<int>(ctx.dev_type) + (copy ? kCopyKeyOffset : 0), ctx.dev_id);
     std::lock_guard lock(pools_mutex_);
     auto it = pools_.find(key);
     if (it == pools_.end()) {
-      int threads = workers_per_device(ctx.dev_type);
+      const int threads = workers_per_device(ctx.dev_type, copy);
       const std::string device = ctx.str();  // "gpu(0)": the type's name is before '('
       NANOMX_CHECK(threads > 0) << "engine: no " << device.substr(0, device.find('('))
                                 << " worker pool in this build (" << device << ")";
       std::string name =
           ctx.dev_type == DeviceType::kCPU ? "cpu/" + std::to_string(ctx.dev_id) : ctx.str();
       WorkerPool::ThreadSetup setup;
-#ifdef NANOMX_HAVE_CUDA
-      if (ctx.dev_type == DeviceType::kGPU) {
-        if (copy) {
-          threads = gpu_copy_workers_;
-          name += " copy";
-        }
-        auto completer = std::make_unique<StreamCompleter>(
-            name + " completion", ctx.dev_id, [this](OprBlock* op, ErrorRef error, bool new_error) {
-              finish(op, std::move(error), new_error);
+      if (DeviceWorkers* workers = device_workers(ctx.dev_type)) {
+        if (copy) name += " copy";
+        std::unique_ptr<DevicePool> device_pool = workers->make_pool(
+            name, ctx.dev_id,
+            [this](OprBlock* op, ErrorRef error, bool new_error, profiler::DeviceRow* span_row) {
+              finish(op, std::move(error), new_error, span_row);
             });
-        setup = [completer = completer.get(), dev_id = ctx.dev_id]() -> std::function<void()> {
-          cudaStream_t stream = nullptr;
-          if (cudaSetDevice(dev_id) != cudaSuccess ||
-              cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess) {
-            stream = nullptr;  // its operations then fail, saying so (no stream)
-          }
-          cuda::set_current_device(dev_id);
-          cuda::set_current_stream(stream);
-          tls_completer = completer;
-          tls_stream = completer->add_stream(stream);
-          return [stream] {
-            if (stream != nullptr) {
-              (void)cudaStreamSynchronize(stream);
-              (void)cudaStreamDestroy(stream);
-            }
-            cuda::set_current_stream(nullptr);
-            tls_completer = nullptr;
-            tls_stream = nullptr;
+        setup = [device_pool = device_pool.get()]() -> std::function<void()> {
+          std::function<void()> stop = device_pool->start_worker();
+          tls_device_pool = device_pool;
+          return [stop = std::move(stop)] {
+            tls_device_pool = nullptr;
+            stop();
           };
         };
-        completers_.push_back(std::move(completer));
+        device_pools_.push_back(std::move(device_pool));
       }
-#endif
       it = pools_
                .emplace(key, std::make_unique<WorkerPool>(
                                  name, threads, [this](OprBlock* op) { execute(op); }, setup))
@@ -1017,8 +564,9 @@ class ThreadedEngine final : public Engine, private Completer {
       return;
     }
     const bool deleting = op->prop == FnProperty::kDeleteVar;
-    const bool copy = op->ctx.dev_type == DeviceType::kGPU &&
-                      (op->prop == FnProperty::kCopyToGPU || op->prop == FnProperty::kCopyFromGPU);
+    const bool copy =
+        (op->prop == FnProperty::kCopyToGPU || op->prop == FnProperty::kCopyFromGPU) &&
+        !op->ctx.is_cpu();
     pool_for(op->ctx, copy).push(op, deleting, at_push && !deleting);
   }
 
@@ -1033,20 +581,16 @@ class ThreadedEngine final : public Engine, private Completer {
       return;
     }
     bool new_error = false;
-#ifdef NANOMX_HAVE_CUDA
-    // On a GPU worker the operation's kernels are still running when its function returns: it
-    // completes when they are, and a profiled one is timed on the device.
-    if (tls_completer != nullptr && op->ctx.dev_type == DeviceType::kGPU) {
-      StreamCompleter::Timing timing;
-      if (op->profiled) timing = tls_completer->begin_timing(tls_stream);
-      op->device_timed = timing.start != nullptr;
-      ErrorRef error = run_in_nvtx_range(*op, function_or_nothing(op->fn), new_error);
-      tls_completer->enqueue(cuda::current_stream(), op, std::move(error), new_error,
-                             std::move(timing));
+    // On a device worker the operation's work is still running when its function returns: its
+    // pool completes it when the work is done.
+    if (tls_device_pool != nullptr && !op->ctx.is_cpu()) {
+      op->completed_by_device = true;
+      tls_device_pool->execute(*op, [op](bool& new_error) {
+        return run_in_external_range(*op, function_or_nothing(op->fn), new_error);
+      });
       return;
     }
-#endif
-    ErrorRef error = run_in_nvtx_range(*op, function_or_nothing(op->fn), new_error);
+    ErrorRef error = run_in_external_range(*op, function_or_nothing(op->fn), new_error);
     finish(op, std::move(error), new_error);
   }
 
@@ -1066,17 +610,19 @@ class ThreadedEngine final : public Engine, private Completer {
 
   // Ends op: keeps its error, releases its variables, frees a synchronous op (an asynchronous
   // one is freed by its last reference) and dispatches what became ready.
-  void finish(OprBlock* op, ErrorRef error, bool new_error) {
+  void finish(OprBlock* op, ErrorRef error, bool new_error,
+              profiler::DeviceRow* span_row = nullptr) {
     const bool is_async = op->async != nullptr;
     if (!is_async) op->fn = nullptr;  // releases captured arrays now (may push deletions)
-    release_variables(op, std::move(error), new_error, /*free_op=*/!is_async);
+    release_variables(op, std::move(error), new_error, /*free_op=*/!is_async, span_row);
     end_pending();
   }
 
   // The part of finish that try_run_inline's operation (on its stack) shares: keeps the error,
   // releases the variables, starts the dependency flows, frees op when free_op says so, and
   // dispatches what became ready.
-  void release_variables(OprBlock* op, ErrorRef error, bool new_error, bool free_op = false) {
+  void release_variables(OprBlock* op, ErrorRef error, bool new_error, bool free_op = false,
+                         profiler::DeviceRow* span_row = nullptr) {
     const bool deleting = op->prop == FnProperty::kDeleteVar;
     if (error && !deleting) {
       for (Var* v : op->writes) {
@@ -1093,13 +639,12 @@ class ThreadedEngine final : public Engine, private Completer {
     for (Var* v : op->reads) complete_read(v, ready);
     for (Var* v : op->writes) complete_write(v, deleting, ready);
     // Dependency flows: op's completion made these ready, so op's span is what each waited
-    // for (the critical path follows these arrows). Only between two recorded spans: a GPU
-    // operation's completion runs on its pool's completer thread, so its arrows leave from its
-    // device span's row (tls_device_span_row), and from nowhere when it was not timed.
+    // for (the critical path follows these arrows). Only between two recorded spans: a device
+    // operation completes on its pool's completion thread, so its arrows leave from its device
+    // span's row (span_row), and from nowhere when it was not timed.
     if (op->end_ticks != 0) {  // profiled (unprofiled operations pay this one test)
-      profiler::DeviceRow* row =
-          op->ctx.dev_type == DeviceType::kGPU ? tls_device_span_row : nullptr;
-      if (op->ctx.dev_type != DeviceType::kGPU || row != nullptr) {
+      if (!op->completed_by_device || span_row != nullptr) {
+        profiler::DeviceRow* row = span_row;
         ready.for_each([op, row](OprBlock* next) {
           if (!next->profiled) return;
           next->dependency_flow_id = row ? row->dependency_flow_start(op->slot, op->end_ticks)
@@ -1120,21 +665,14 @@ class ThreadedEngine final : public Engine, private Completer {
 
   const int cpu_workers_;
   const size_t inline_bytes_;
-  base::SpinLock push_lock_;  // held while one operation appends itself to its variables
-#ifdef NANOMX_HAVE_CUDA
-  // MXNet's MXNET_GPU_WORKER_NTHREADS (2) and MXNET_GPU_COPY_NTHREADS (2; here 1 by default).
-  const int gpu_workers_ = env::get_int("GPU_WORKER_NTHREADS", 2);
-  const int gpu_copy_workers_ = env::get_int("GPU_COPY_NTHREADS", 1);
-#endif
+  base::SpinLock push_lock_;             // held while one operation appends itself to its variables
   static constexpr int kFastPools = 64;  // cpu(0) .. cpu(63): found without a lock
   std::array<std::atomic<WorkerPool*>, kFastPools> fast_pools_{};
   std::mutex pools_mutex_;
   std::map<std::pair<int, int>, std::unique_ptr<WorkerPool>> pools_;
-#ifdef NANOMX_HAVE_CUDA
   // Declared after pools_, so destroyed first; the destructor has joined the workers by then
-  // (pools_.clear()), and each completer completes what is still queued before it ends.
-  std::vector<std::unique_ptr<StreamCompleter>> completers_;
-#endif
+  // (pools_.clear()), and each device pool completes what is still queued before it ends.
+  std::vector<std::unique_ptr<DevicePool>> device_pools_;
   std::atomic<int64_t> pending_{0};
   std::atomic<int> all_waiters_{0};  // threads asleep in wait_all
   std::mutex finish_mutex_;

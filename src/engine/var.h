@@ -152,10 +152,12 @@ struct OprBlock : base::Pooled<OprBlock> {
   // by the thread whose completion made it ready; 0 when it was ready at push).
   uint64_t end_ticks = 0;
   uint64_t dependency_flow_id = 0;
-  // A profiled operation on a GPU worker whose device execution is timed by CUDA events: its
+  // A profiled operation on a device worker whose device execution is timed (CUDA events): its
   // span on the worker is the launch (profiler::record_operator_launch), and launch_flow_id the
   // arrow from it to the device span its pool's completer records.
   bool device_timed = false;
+  // Run on a device backend's worker (engine/device_workers.h), which completes it later.
+  bool completed_by_device = false;
   uint64_t launch_flow_id = 0;
   // Shapes for the trace, packed at push as the profiler's record carries them
   // (profiler::pack_operator_shapes): inline when they fit, else on the heap.

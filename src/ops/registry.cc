@@ -21,22 +21,38 @@
 namespace nanomx::ops {
 namespace {
 
-// Kernel slots per operator: cpu (cpu_pinned and cpu_shared run cpu's kernels) and gpu.
-constexpr size_t kDeviceSlots = 2;
+// Kernel providers (kernel.h): a backend's kernels for a device type, registered at load and
+// called once when the table is built, in registration order.
+struct KernelProvider {
+  DeviceType device;
+  void (*register_kernels)();
+};
+constexpr size_t kMaxProviders = 8;
+constinit std::array<std::atomic<const KernelProvider*>, kMaxProviders> g_providers{};
 
-size_t device_slot(DeviceType device) { return device == DeviceType::kGPU ? 1 : 0; }
-
-const char* device_name(DeviceType device) {
-  switch (device) {
-    case DeviceType::kGPU:
-      return "gpu";
-    case DeviceType::kCPUPinned:
-      return "cpu_pinned";
-    case DeviceType::kCPUShared:
-      return "cpu_shared";
-    default:
-      return "cpu";
+// Kernel columns per operator: 0 for the host types (cpu_pinned and cpu_shared run cpu's
+// kernels), 1 always empty (a device type without a provider), then one per provider.
+constexpr size_t kHostColumn = 0, kEmptyColumn = 1;
+constexpr size_t kDeviceSlots = 2 + kMaxProviders;
+constexpr size_t kTypeCodes = 8;  // MXNet's device type codes are below 8
+// By device type code; written when the table is built, before any kernel lookup.
+constinit std::array<uint8_t, kTypeCodes> g_column_of_type = [] {
+  std::array<uint8_t, kTypeCodes> c{};
+  c.fill(kEmptyColumn);
+  for (DeviceType t : {DeviceType::kCPU, DeviceType::kCPUPinned, DeviceType::kCPUShared}) {
+    c[static_cast<size_t>(t)] = kHostColumn;
   }
+  return c;
+}();
+
+size_t device_slot(DeviceType device) {
+  const auto code = static_cast<size_t>(device);
+  return code < kTypeCodes ? g_column_of_type[code] : kEmptyColumn;
+}
+
+std::string device_name(DeviceType device) {
+  const std::string s = Context{device, 0}.str();  // "gpu(0)"
+  return s.substr(0, s.find('('));
 }
 
 struct Table {
@@ -81,10 +97,13 @@ Table& build_table() {
   t.kernel_table = std::make_unique<std::atomic<const Kernel*>[]>(t.ops.size() * kDeviceSlots);
   for (size_t i = 0; i < t.ops.size() * kDeviceSlots; ++i) t.kernel_table[i] = nullptr;
   kernel_slots = t.kernel_table.get();
-  register_cpu_kernels();
-#ifdef NANOMX_HAVE_CUDA
-  register_cuda_kernels();  // ops/cuda/kernels.cc: only when a GPU is visible
-#endif
+  for (size_t i = 0; i < kMaxProviders; ++i) {
+    const KernelProvider* provider = g_providers[i].load(std::memory_order_acquire);
+    if (provider == nullptr) break;
+    const auto code = static_cast<size_t>(provider->device);
+    if (!Context{provider->device, 0}.is_cpu()) g_column_of_type[code] = 2 + i;
+    provider->register_kernels();
+  }
   building = nullptr;
   return t;
 }
@@ -96,24 +115,6 @@ Table& table() {
 
 // The table, also while it is being built (the kernel files register through this).
 Table& current_table() { return building != nullptr ? *building : table(); }
-
-std::string trim(std::string_view s) {
-  size_t b = 0, e = s.size();
-  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
-  return std::string(s.substr(b, e - b));
-}
-
-std::optional<int64_t> parse_int_text(const std::string& text) {
-  std::string t = trim(text);
-  if (!t.empty() && (t.back() == 'L' || t.back() == 'l')) t.pop_back();  // Python 2 longs
-  if (t.empty()) return std::nullopt;
-  char* end = nullptr;
-  errno = 0;
-  const long long v = std::strtoll(t.c_str(), &end, 10);
-  if (*end != '\0' || errno != 0) return std::nullopt;
-  return static_cast<int64_t>(v);
-}
 
 }  // namespace
 
@@ -158,222 +159,20 @@ std::vector<std::string> list_op_names() {
 
 const std::string& op_name(const Op& op) { return op.name; }
 
-// ---- Params -------------------------------------------------------------------------------
-
-Params::Params(const Op& op, const Attrs& attrs) : op_name_(op.name), attrs_(attrs) {
-  for (const auto& [key, value] : attrs) {
-    if (op.any_keys) break;
-    if (std::find(op.keys.begin(), op.keys.end(), key) != op.keys.end()) continue;
-    std::ostringstream valid;
-    for (size_t i = 0; i < op.keys.size(); ++i) valid << (i ? ", " : "") << op.keys[i];
-    NANOMX_THROW() << op.name << ": unknown attribute '" << key
-                   << "' (valid: " << (op.keys.empty() ? "none" : valid.str()) << ")";
-  }
-  for (size_t i = 0; i < attrs.size(); ++i) {
-    for (size_t j = i + 1; j < attrs.size(); ++j) {
-      NANOMX_CHECK(attrs[i].first != attrs[j].first)
-          << op.name << ": attribute '" << attrs[i].first << "' given twice";
-    }
-  }
-}
-
-const std::string* Params::find(std::string_view key) const {
-  for (const auto& [k, v] : attrs_) {
-    if (k == key) return &v;
-  }
-  return nullptr;
-}
-
-const std::string* Params::require(std::string_view key) const {
-  const std::string* v = find(key);
-  NANOMX_CHECK(v != nullptr) << op_name_ << ": required attribute '" << key << "' is missing";
-  return v;
-}
-
-void Params::bad(std::string_view key, const std::string& value, const char* kind) const {
-  NANOMX_THROW() << op_name_ << ": attribute '" << key << "' = '" << value << "' is not " << kind;
-  std::abort();  // unreachable: the line above throws
-}
-
-double Params::get_float(std::string_view key, std::optional<double> fallback) const {
-  const std::string* v = find(key);
-  if (!v) {
-    if (fallback) return *fallback;
-    v = require(key);
-  }
-  {
-    // The common text (Python's repr of a float, "1.0", "-0.5", "1e-08") through from_chars:
-    // correctly rounded like strtod, at a fraction of its cost. Anything else (a '+', hex,
-    // out of range) takes strtod's path below, as before.
-    std::string_view view = *v;
-    while (!view.empty() && std::isspace(static_cast<unsigned char>(view.front()))) {
-      view.remove_prefix(1);
-    }
-    while (!view.empty() && std::isspace(static_cast<unsigned char>(view.back()))) {
-      view.remove_suffix(1);
-    }
-    double d = 0;
-    const char* end = view.data() + view.size();
-    const auto [ptr, ec] = std::from_chars(view.data(), end, d);
-    if (!view.empty() && ec == std::errc() && ptr == end) return d;
-  }
-  std::string t = trim(*v);
-  if (t == "inf" || t == "+inf") return INFINITY;
-  if (t == "-inf") return -INFINITY;
-  if (t == "nan") return NAN;
-  char* end = nullptr;
-  const double d = std::strtod(t.c_str(), &end);
-  if (t.empty() || *end != '\0') bad(key, *v, "a number");
-  return d;
-}
-
-int64_t Params::get_int(std::string_view key, std::optional<int64_t> fallback) const {
-  const std::string* v = find(key);
-  if (!v) {
-    if (fallback) return *fallback;
-    v = require(key);
-  }
-  auto parsed = parse_int_text(*v);
-  if (!parsed) bad(key, *v, "an integer");
-  return *parsed;
-}
-
-bool Params::get_bool(std::string_view key, std::optional<bool> fallback) const {
-  const std::string* v = find(key);
-  if (!v) {
-    if (fallback) return *fallback;
-    v = require(key);
-  }
-  const std::string t = trim(*v);
-  if (t == "True" || t == "true" || t == "1") return true;
-  if (t == "False" || t == "false" || t == "0") return false;
-  bad(key, *v, "a boolean (True, False, 1, 0)");
-}
-
-std::string Params::get_string(std::string_view key, std::optional<std::string> fallback) const {
-  const std::string* v = find(key);
-  if (!v) {
-    if (fallback) return *fallback;
-    v = require(key);
-  }
-  std::string t = trim(*v);
-  if (t.size() >= 2 && (t.front() == '\'' || t.front() == '"') && t.back() == t.front()) {
-    t = t.substr(1, t.size() - 2);
-  }
-  return t;
-}
-
-DType Params::get_dtype(std::string_view key, DType fallback) const {
-  const std::string* v = find(key);
-  if (!v || get_string(key) == "None") return fallback;
-  try {
-    return parse_dtype(get_string(key));
-  } catch (const Error& e) {
-    NANOMX_THROW() << op_name_ << ": attribute '" << key << "': " << e.what();
-  }
-  return fallback;
-}
-
-std::optional<std::vector<std::optional<int64_t>>> Params::get_tuple(std::string_view key) const {
-  const std::string* v = find(key);
-  if (!v) return std::nullopt;
-  std::string t = trim(*v);
-  if (t == "None") return std::nullopt;
-  std::vector<std::optional<int64_t>> result;
-  if (!t.empty() && (t.front() == '(' || t.front() == '[')) {
-    const char close = t.front() == '(' ? ')' : ']';
-    if (t.back() != close) bad(key, *v, "a tuple");
-    t = t.substr(1, t.size() - 2);
-    if (trim(t).empty()) return result;
-    std::stringstream ss(t);
-    std::string item;
-    std::vector<std::string> items;
-    while (std::getline(ss, item, ',')) items.push_back(trim(item));
-    if (!items.empty() && items.back().empty()) items.pop_back();  // "(3,)"
-    for (const std::string& it : items) {
-      if (it == "None") {
-        result.push_back(std::nullopt);
-        continue;
-      }
-      auto parsed = parse_int_text(it);
-      if (!parsed) bad(key, *v, "a tuple of integers");
-      result.push_back(*parsed);
-    }
-    return result;
-  }
-  auto parsed = parse_int_text(t);
-  if (!parsed) bad(key, *v, "an integer or a tuple of integers");
-  result.push_back(*parsed);
-  return result;
-}
-
-std::optional<std::vector<int64_t>> Params::get_ints(std::string_view key) const {
-  auto tuple = get_tuple(key);
-  if (!tuple) return std::nullopt;
-  std::vector<int64_t> result;
-  for (const auto& item : *tuple) {
-    if (!item) bad(key, *find(key), "a tuple of integers (None is not allowed here)");
-    result.push_back(*item);
-  }
-  return result;
-}
-
-std::optional<std::vector<double>> Params::get_floats(std::string_view key) const {
-  const std::string* v = find(key);
-  if (!v) return std::nullopt;
-  std::string t = trim(*v);
-  if (!t.empty() && (t.front() == '(' || t.front() == '[')) {
-    const char close = t.front() == '(' ? ')' : ']';
-    if (t.back() != close) bad(key, *v, "a tuple of numbers");
-    t = t.substr(1, t.size() - 2);
-  }
-  std::vector<double> result;
-  std::stringstream ss(t);
-  std::string item;
-  std::vector<std::string> items;
-  while (std::getline(ss, item, ',')) items.push_back(trim(item));
-  if (!items.empty() && items.back().empty()) items.pop_back();  // "(0.5,)"
-  for (const std::string& it : items) {
-    char* end = nullptr;
-    const double d = std::strtod(it.c_str(), &end);
-    if (it.empty() || *end != '\0') bad(key, *v, "a tuple of numbers");
-    result.push_back(d);
-  }
-  return result;
-}
-
-Shape Params::get_shape(std::string_view key) const {
-  require(key);
-  auto dims = get_ints(key);
-  if (!dims) bad(key, *find(key), "a shape");
-  for (int64_t d : *dims) {
-    if (d < 0) bad(key, *find(key), "a shape (negative dimension)");
-  }
-  return Shape(*dims);
-}
-
-Context parse_ctx(const Params& p) {
-  if (!p.has("ctx")) return Context::cpu(0);
-  const std::string text = p.get_string("ctx");
-  if (text.empty() || text == "None") return Context::cpu(0);
-  int type = 0;
-  std::string id_text;
-  for (auto [prefix, code] : {std::pair{"cpu_pinned(", 3}, std::pair{"cpu_shared(", 5},
-                              std::pair{"cpu(", 1}, std::pair{"gpu(", 2}}) {
-    const std::string pre = prefix;
-    if (text.rfind(pre, 0) == 0 && text.back() == ')') {
-      type = code;
-      id_text = text.substr(pre.size(), text.size() - pre.size() - 1);
-      break;
-    }
-  }
-  auto id = parse_int_text(id_text);
-  NANOMX_CHECK(type != 0 && id) << p.op() << ": attribute 'ctx' = '" << text
-                                << "' is not a context (cpu(0), gpu(0), ...)";
-  return make_context(type, static_cast<int>(*id));
-}
-
 // ---- kernels --------------------------------------------------------------------------------
+
+void register_kernel_provider(DeviceType device, void (*register_kernels)()) {
+  const auto code = static_cast<size_t>(device);
+  NANOMX_CHECK(code < kTypeCodes && register_kernels != nullptr)
+      << "register_kernel_provider: invalid device type code " << code << " or no function";
+  auto* provider = new KernelProvider{device, register_kernels};  // kept for the process
+  for (auto& slot : g_providers) {
+    const KernelProvider* empty = nullptr;
+    if (slot.compare_exchange_strong(empty, provider, std::memory_order_acq_rel)) return;
+  }
+  delete provider;
+  NANOMX_THROW() << "register_kernel_provider: more than " << kMaxProviders << " providers";
+}
 
 void register_kernel(std::string_view name, DeviceType device, Kernel kernel) {
   Table& t = current_table();
@@ -381,6 +180,9 @@ void register_kernel(std::string_view name, DeviceType device, Kernel kernel) {
   NANOMX_CHECK(op != nullptr) << "register_kernel: unknown operator '" << name << "'";
   NANOMX_CHECK(static_cast<bool>(kernel))
       << "register_kernel: empty kernel for '" << op->name << "' on " << device_name(device);
+  NANOMX_CHECK(device_slot(device) != kEmptyColumn)
+      << "register_kernel: '" << op->name << "' on " << device_name(device)
+      << ", a device type without a kernel provider (register_kernel_provider)";
   std::lock_guard lock(t.kernel_mutex);
   std::atomic<const Kernel*>& slot = t.kernel_table[op->index * kDeviceSlots + device_slot(device)];
   NANOMX_CHECK(slot.load(std::memory_order_relaxed) == nullptr)
@@ -398,9 +200,15 @@ const Kernel& get_kernel(const Op& op, DeviceType device) {
   const Kernel* kernel = find_kernel(op, device);
   if (kernel != nullptr) return *kernel;
   std::string registered;
-  for (DeviceType d : {DeviceType::kCPU, DeviceType::kGPU}) {
+  auto add = [&](DeviceType d) {
     if (find_kernel(op, d) != nullptr)
-      registered += (registered.empty() ? "" : ", ") + std::string(device_name(d));
+      registered += (registered.empty() ? "" : ", ") + device_name(d);
+  };
+  add(DeviceType::kCPU);
+  for (const auto& slot : g_providers) {
+    const KernelProvider* provider = slot.load(std::memory_order_acquire);
+    if (provider == nullptr) break;
+    if (!Context{provider->device, 0}.is_cpu()) add(provider->device);
   }
   NANOMX_THROW() << op.name << ": no kernel for device " << device_name(device)
                  << " (registered: " << (registered.empty() ? "none" : registered) << ")";

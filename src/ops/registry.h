@@ -82,14 +82,6 @@ void register_custom_ops(Registry& r);
 void register_custom_gradient();
 // The backward operators gradient rules add (ops/backward_ops.cc); after every forward one.
 void register_backward_ops(Registry& r);
-void register_cpu_kernels();
-// The CUDA kernels (ops/cuda/, a build with the CUDA backend): registered when a GPU is visible.
-void register_cuda_kernels();
-#ifdef NANOMX_HAVE_CUDA
-// Every CUDA kernel with its operator's name, to `add` (register_cuda_kernels registers them;
-// a test checks, without a GPU, that every name is an operator and none comes twice).
-void for_each_cuda_kernel(const std::function<void(std::string_view, Kernel)>& add);
-#endif
 // After every operator: each operator's gradient rule (ops/gradient.h), in ops/gradient_rules.cc.
 void register_gradient_rules();
 

@@ -15,7 +15,7 @@ namespace {
 std::atomic<uint64_t> g_stats_epoch{0};
 
 // MXNet starts every minimum at INT_MAX; a counter whose values all exceed it shows that
-// number as its minimum (spec Q9), which tools comparing with MXNet expect.
+// number as its minimum (MXNet's int minimum), which tools comparing with MXNet expect.
 constexpr uint64_t kCounterMinStart = INT_MAX;
 
 size_t slot_of(uint64_t key, size_t capacity) {

@@ -5,8 +5,8 @@
 
 #include "nanomx/error.h"
 #include "nanomx/profiler.h"
+#include "profiler/external_ranges.h"
 #include "profiler/hooks.h"
-#include "profiler/nvtx.h"
 #include "profiler/recording.h"
 
 namespace nanomx::profiler {
@@ -27,24 +27,24 @@ Duration::Duration(Kind kind, NameId name, NameId category)
       instance_(kind == Kind::kFrame ? g_frame_instances.fetch_add(1) + 1 : 0) {}
 
 namespace {
-// The user objects whose NVTX range is open on this thread, innermost last: a range is closed by
-// the stop() of the object that opened it (profiling may have stopped in between).
-thread_local std::vector<const Duration*> t_nvtx_open;
+// The user objects whose external (NVTX) range is open on this thread, innermost last: a range is
+// closed by the stop() of the object that opened it (profiling may have stopped in between).
+thread_local std::vector<const Duration*> t_external_open;
 }  // namespace
 
 void Duration::start() {
   start_ticks_ = now_ticks();
-  if (active(detail::kUserBit)) {
-    nvtx::push(name_of(name_).c_str());
-    t_nvtx_open.push_back(this);
+  if (active(detail::kUserBit) && external_ranges_on()) {
+    external_range_push(name_of(name_).c_str());
+    t_external_open.push_back(this);
   }
 }
 
 void Duration::stop() {
   uint64_t end = now_ticks();
-  if (!t_nvtx_open.empty() && t_nvtx_open.back() == this) {
-    t_nvtx_open.pop_back();
-    nvtx::pop();
+  if (!t_external_open.empty() && t_external_open.back() == this) {
+    t_external_open.pop_back();
+    external_range_pop();
   }
   NANOMX_CHECK(start_ticks_ != 0) << "profiler: stop() of '" << name_of(name_)
                                   << "', which was never started (call start() first)";
@@ -81,7 +81,7 @@ void Counter::set_value(uint64_t value) {
 }
 
 void Counter::increment(int64_t delta) {
-  // Unsigned wrap-around below zero, as MXNet's C API adjust (spec Q17).
+  // Unsigned wrap-around below zero, as MXNet's C API adjust (MXProfileAdjustCounter).
   uint64_t value = value_.fetch_add(static_cast<uint64_t>(delta), std::memory_order_relaxed) +
                    static_cast<uint64_t>(delta);
   emit(value);

@@ -8,15 +8,12 @@
 #include <cstring>
 #include <string>
 
+#include "base/backend.h"
 #include "nanomx/error.h"
 #include "nanomx/gpu.h"
 #include "nanomx/profiler.h"
 #include "storage/copy.h"
-#ifdef NANOMX_HAVE_CUDA
-#include "base/cuda_util.h"
-#endif
 #include "storage/cpu_allocator.h"
-#include "storage/gpu_allocator.h"
 
 namespace nanomx::storage {
 namespace {
@@ -26,23 +23,31 @@ namespace {
 constexpr size_t kTypeSlots = 8;
 using Table = std::array<std::atomic<DeviceAllocator*>, kTypeSlots>;
 
+using Provider = void (*)(AllocatorInstall);
+constexpr size_t kMaxProviders = 8;
+// Constant-initialised: providers register at load, before dynamic initialisation.
+constinit std::array<std::atomic<Provider>, kMaxProviders> g_providers{};
+
+Table* g_building = nullptr;  // the table while its providers run (first use, one thread)
+
 Table& table() {
-  // Never destroyed: blocks may be released during static destruction. The CPU allocator is
-  // registered here, at first use, so that no static initialization order is involved.
+  // Never destroyed: blocks may be released during static destruction. Built at first use, so
+  // that no static initialization order is involved: the CPU allocator serves the host types,
+  // then each backend's provider installs its own.
   static Table* instance = [] {
     auto* t = new Table{};
     for (DeviceType type : {DeviceType::kCPU, DeviceType::kCPUPinned, DeviceType::kCPUShared}) {
       (*t)[static_cast<size_t>(type)].store(&cpu_allocator(), std::memory_order_release);
     }
-#ifdef NANOMX_HAVE_CUDA
-    // Only with a GPU: without one, gpu stays without an allocator as in a build without CUDA.
-    if (num_gpus() > 0) {
-      (*t)[static_cast<size_t>(DeviceType::kGPU)].store(&gpu_allocator(),
-                                                        std::memory_order_release);
-      (*t)[static_cast<size_t>(DeviceType::kCPUPinned)].store(&pinned_allocator(),
-                                                              std::memory_order_release);
+    g_building = t;
+    for (auto& p : g_providers) {
+      Provider provider = p.load(std::memory_order_acquire);
+      if (provider == nullptr) break;
+      provider([](DeviceType type, DeviceAllocator* allocator) {
+        (*g_building)[static_cast<size_t>(type)].store(allocator, std::memory_order_release);
+      });
     }
-#endif
+    g_building = nullptr;
     return t;
   }();
   return *instance;
@@ -67,6 +72,14 @@ void check_alignment(size_t alignment, const char* where) {
 }
 
 }  // namespace
+
+void register_allocator_provider(void (*provider)(AllocatorInstall install)) {
+  for (auto& p : g_providers) {
+    Provider empty = nullptr;
+    if (p.compare_exchange_strong(empty, provider, std::memory_order_acq_rel)) return;
+  }
+  NANOMX_THROW() << "storage: more than " << kMaxProviders << " allocator providers";
+}
 
 void register_allocator(DeviceType type, DeviceAllocator* allocator) {
   auto& slot = table()[slot_of(type)];
@@ -132,17 +145,12 @@ void copy_bytes(void* dst, Context dst_ctx, const void* src, Context src_ctx, si
     std::memmove(dst, src, bytes);
     return;
   }
-#ifdef NANOMX_HAVE_CUDA
-  const cudaMemcpyKind kind = cudaMemcpyDefault;  // unified addressing tells the directions
-  if (cudaStream_t stream = cuda::current_stream()) {
-    NANOMX_CUDA_CALL(cudaMemcpyAsync(dst, src, bytes, kind, stream));
-  } else {
-    NANOMX_CUDA_CALL(cudaMemcpy(dst, src, bytes, kind));
-  }
-#else
-  NANOMX_THROW() << "copy between " << src_ctx.str() << " and " << dst_ctx.str()
-                 << ": this build has no CUDA support";
-#endif
+  const DeviceType device = dst_ctx.is_cpu() ? src_ctx.dev_type : dst_ctx.dev_type;
+  const DeviceBackend* backend = device_backend(device);
+  NANOMX_CHECK(backend != nullptr && backend->copy != nullptr)
+      << "copy between " << src_ctx.str() << " and " << dst_ctx.str()
+      << ": this build has no CUDA support";
+  backend->copy(dst, dst_ctx, src, src_ctx, bytes);
 }
 
 namespace {

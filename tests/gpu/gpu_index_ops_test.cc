@@ -1,8 +1,8 @@
-// The CUDA kernels that order, scatter, pad and draw (src/ops/cuda/index_kernels.cu) against the
-// CPU's: sort/argsort/topk to the bit (ties and NaN in the CPU's order), gather_nd/scatter_nd
-// (repeated tuples: the last wins), the index errors with the CPU's messages, Pad, diag,
-// softmin, and the random samplers by their moments. Skipped without a GPU (CI runs them on the
-// emulated device).
+// The CUDA kernels that order, scatter, pad and draw (src/backends/cuda/kernels/index_kernels.cu)
+// against the CPU's: sort/argsort/topk to the bit (ties and NaN in the CPU's order),
+// gather_nd/scatter_nd (repeated tuples: the last wins), the index errors with the CPU's messages,
+// Pad, diag, softmin, and the random samplers by their moments. Skipped without a GPU (CI runs them
+// on the emulated device).
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #ifdef NANOMX_HAVE_CUDA
 #include <cuda_runtime_api.h>
+
+#include "backends/cuda/kernels/kernels.h"
 #endif
 
 #include <cmath>

@@ -13,13 +13,13 @@
 #include <string>
 #include <vector>
 
+#include "backends/cuda/gpu_memory_profile.h"
 #include "nanomx/context.h"
 #include "nanomx/engine.h"
 #include "nanomx/gpu.h"
 #include "nanomx/ndarray.h"
 #include "nanomx/ops.h"
 #include "nanomx/profiler.h"
-#include "storage/gpu_memory_profile.h"
 #include "symbol/executor.h"
 #include "symbol/symbol.h"
 

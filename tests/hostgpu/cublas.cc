@@ -1,4 +1,4 @@
-// The host-emulated device's cuBLAS: the entry points src/ops/cuda/cublas_library.cc resolves,
+// The host-emulated device's cuBLAS: the entry points src/backends/cuda/cublas_library.cc resolves,
 // as a library it can dlopen (an EMULATED build compiles its path in). Column-major gemm with
 // cuBLAS' argument checks (a wrong leading dimension is CUBLAS_STATUS_INVALID_VALUE, not a
 // silent misread), run on the handle's stream by OpenBLAS (float16 through float32 copies, as

@@ -2,7 +2,8 @@
 // (hostgpu.h): blockIdx/threadIdx/blockDim/gridDim, __shared__, __syncthreads(), the atomics the
 // kernels use, and hostgpu::launch, which checks a launch's configuration as CUDA does, copies
 // the arguments and runs every (block, thread) of the grid in order on the launch's stream.
-// Included by src/ops/cuda/kernels.cu after the CUDA headers, only in an EMULATED build.
+// Included by src/backends/cuda/kernels/device.cuh after the CUDA headers, only in an EMULATED
+// build.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -169,7 +170,8 @@ inline void __syncthreads() {
   if (nanomx::hostgpu::t_block_barrier == nullptr) {
     std::fprintf(stderr,
                  "hostgpu: a kernel called __syncthreads() but was launched with its threads one "
-                 "after another; launch it with launch_synced_kernel (src/ops/cuda/kernels.cu)\n");
+                 "after another; launch it with launch_synced_kernel "
+                 "(src/backends/cuda/kernels/device.cuh)\n");
     std::abort();
   }
   nanomx::hostgpu::t_block_barrier->arrive_and_wait();

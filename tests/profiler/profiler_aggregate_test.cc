@@ -232,7 +232,7 @@ TEST(AggregateSort, CounterAvgIsHalfTheRangeWithIntegerDivision) {
 }
 
 TEST(AggregateSort, CounterMinimumStartsAtIntMax) {
-  // MXNet's quirk Q9: a counter whose values all exceed INT_MAX shows INT_MAX as its minimum
+  // MXNet's quirk: a counter whose values all exceed INT_MAX shows INT_MAX as its minimum
   // (2147483.647 as a float prints as 2147483.7500).
   prof::ThreadStats stats;
   stats.add_counter(prof::intern("d"), prof::intern("big"), 5000000000ull, 1);

@@ -73,14 +73,14 @@ TEST_F(ProfilerState, PauseIsNotNested) {
 TEST_F(ProfilerState, UserObjectsRecordBeforeTheFirstRunButNotAfterStop) {
   prof::Domain d("D");
   prof::Counter c(d, "c");
-  c.set_value(1);  // before any run: kept (MXNet Q14)
+  c.set_value(1);  // before any run: kept (as MXNet)
   configure("q14.json");
   prof::set_state(prof::State::kRunning);
   c.set_value(2);
   prof::set_state(prof::State::kStopped);
   c.set_value(3);  // after stop: dropped
   prof::resume();
-  c.set_value(4);  // stopped but resumed: kept (Q14)
+  c.set_value(4);  // stopped but resumed: kept (as MXNet)
   EXPECT_EQ(c.value(), 4u);
   prof::dump(true);
   std::vector<uint64_t> values;

@@ -389,7 +389,7 @@ def test_nothing_recorded_while_paused(profile_to):
 
 
 def test_objects_record_before_the_first_run(in_tmp):
-    """Q14: user objects are recorded before the profiler first runs (MXNet starts unpaused)."""
+    """User objects are recorded before the profiler first runs (MXNet starts unpaused)."""
     # A fresh process: this process's profiler has already run.
     import subprocess
     import sys
@@ -451,7 +451,7 @@ def test_deprecated_functions_warn_and_work(in_tmp):
 
 
 def test_dump_finished_only_for_true(profile_to):
-    """Q23: dump(finished=1) is not a finishing dump (identity test against True)."""
+    """dump(finished=1) is not a finishing dump (identity test against True)."""
     profile_to.start("finished_one.json", profile_all=True, continuous_dump=True)
     mx.nd.ones((2, 2)).wait_to_read()
     profiler.dump(finished=1)
@@ -548,7 +548,7 @@ def test_stop_without_start_is_an_error():
 def test_dumps_without_aggregation_is_empty(profile_to):
     profile_to.start("noagg.json", profile_all=True, aggregate_stats=False)
     assert profiler.dumps() == ""
-    assert profiler.dumps(reset=True) == ""  # MXNet crashes here (Q11)
+    assert profiler.dumps(reset=True) == ""  # MXNet crashes here
     profile_to.finish()
 
 

@@ -1,14 +1,14 @@
 // Placing GPU operations' device times on the profiler's clock (src/engine/device_timing.h):
 // the arithmetic the CUDA completer applies to cudaEventElapsedTime results, tested without a
 // GPU. Ticks here are nanoseconds (1e6 per ms), as with the monotonic clock.
-#include "engine/device_timing.h"
+#include "backends/cuda/device_timing.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
 
-namespace nanomx::engine {
+namespace nanomx::cuda {
 namespace {
 
 StreamClock clock_at(uint64_t anchor_ticks) {
@@ -84,4 +84,4 @@ TEST(DeviceTiming, RateScalesMilliseconds) {
 }
 
 }  // namespace
-}  // namespace nanomx::engine
+}  // namespace nanomx::cuda

@@ -2,7 +2,7 @@
 // name), frees remove them, an arena is written as its described regions, and the file has
 // MXNet's quoted columns with rows sorted by attribute. The table is fed directly here, so this
 // runs without a GPU (tests/runtime/memory_label_test.cc covers where the names come from).
-#include "storage/gpu_memory_profile.h"
+#include "backends/cuda/gpu_memory_profile.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -1,10 +1,24 @@
-# Builds viewer_page.cc: viewer.html with viewer.css and viewer.js inlined, split at the data
+# Builds viewer_page.cc: viewer.html with viewer.css and its scripts inlined, split at the data
 # placeholder into kViewerHead and kViewerTail. Run with -DSOURCE_DIR=... -DOUTPUT=...
 file(READ ${SOURCE_DIR}/viewer.html html)
 file(READ ${SOURCE_DIR}/viewer.css css)
-file(READ ${SOURCE_DIR}/viewer.js js)
 string(REPLACE "/*@STYLE@*/" "${css}" html "${html}")
-string(REPLACE "/*@SCRIPT@*/" "${js}" html "${html}")
+# viewer.html names each script as <script src="NAME.js"></script>, in load order; each becomes
+# an inline <script> with the file's text. The written page is one file opened from file://,
+# and its Content-Security-Policy allows inline scripts only.
+string(REGEX MATCHALL "<script src=\"[A-Za-z0-9_.-]+\"></script>" script_tags "${html}")
+if(NOT script_tags)
+  message(FATAL_ERROR "viewer.html names no script as <script src=\"NAME.js\"></script>")
+endif()
+foreach(tag IN LISTS script_tags)
+  string(REGEX REPLACE "^<script src=\"([^\"]+)\"></script>$" "\\1" name "${tag}")
+  file(READ ${SOURCE_DIR}/${name} js)
+  string(REPLACE "${tag}" "<script>${js}</script>" html "${html}")
+endforeach()
+string(FIND "${html}" "<script src=" unembedded)
+if(NOT unembedded EQUAL -1)
+  message(FATAL_ERROR "viewer.html has a <script src=...> that embed_viewer.cmake cannot inline")
+endif()
 string(FIND "${html}" "@DATA@" data_at)
 if(data_at EQUAL -1)
   message(FATAL_ERROR "viewer.html has no @DATA@ placeholder")

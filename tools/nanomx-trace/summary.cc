@@ -12,7 +12,8 @@ namespace nanomx::trace {
 namespace {
 
 // MXNet starts every minimum at INT_MAX (in its own unit, µs for durations), so a counter whose
-// values are all above 2^31 shows 2147483.6470 as its minimum. Kept on purpose (spec Q9).
+// values are all above 2^31 shows 2147483.6470 as its minimum. Kept on purpose (MXNet's table does
+// it).
 constexpr double kCounterMinStart = static_cast<double>(INT_MAX);
 constexpr double kDurationMinStartNs = static_cast<double>(INT_MAX) * 1000.0;
 

@@ -1,0 +1,156 @@
+// CPU kernels of the layer operators (definitions in ops/nn.cc): FullyConnected through
+// OpenBLAS, the activations, SoftmaxOutput's forward (a softmax) and the copies of Flatten and
+// LinearRegressionOutput.
+#include "ops/nn.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "backends/cpu/kernels/kernels.h"
+
+namespace nanomx::ops::cpu {
+namespace {
+
+void require_float(const char* op, const NDArray& a) {
+  NANOMX_CHECK(a.dtype() == DType::kFloat32 || a.dtype() == DType::kFloat64)
+      << op << ": the CPU kernel supports float32 and float64, got " << dtype_name(a.dtype());
+}
+
+template <typename T>
+void gemm_nt(int64_t m, int64_t n, int64_t k, const T* x, const T* w, T* out) {
+  const auto bm = static_cast<blasint>(m), bn = static_cast<blasint>(n),
+             bk = static_cast<blasint>(k);
+  if constexpr (std::is_same_v<T, float>) {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, bm, bn, bk, 1.0f, x, bk, w, bk, 0.0f, out,
+                bn);
+  } else {
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, bm, bn, bk, 1.0, x, bk, w, bk, 0.0, out,
+                bn);
+  }
+}
+
+void fully_connected(const ParsedParams& pp, std::span<const NDArray> in,
+                     std::span<const NDArray> out) {
+  const auto& p = pp.get<FullyConnectedParams>();
+  require_float("FullyConnected", in[0]);
+  const int64_t n = p.num_hidden;
+  const int64_t k = in[1].shape()[1];
+  const int64_t m = k == 0 ? 0 : in[0].size() / k;
+  NANOMX_CHECK(m <= INT32_MAX && n <= INT32_MAX && k <= INT32_MAX)
+      << "FullyConnected: " << in[0].shape() << " x " << in[1].shape()
+      << " exceeds the BLAS int range";
+  dispatch_dtype(in[0].dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+      T* o = out[0].data_as<T>();
+      if (m == 0 || n == 0) return;
+      if (k == 0) {
+        std::fill(o, o + m * n, T(0));
+      } else {
+        gemm_nt<T>(m, n, k, in[0].data_as<T>(), in[1].data_as<T>(), o);
+      }
+      if (!p.no_bias) {
+        const T* b = in[2].data_as<T>();
+        for (int64_t i = 0; i < m; ++i) {
+          for (int64_t j = 0; j < n; ++j) o[i * n + j] += b[j];
+        }
+      }
+    }
+  });
+}
+
+void activation(const ParsedParams& pp, std::span<const NDArray> in, std::span<const NDArray> out) {
+  const ActType act = pp.get<ActivationParams>().act;
+  require_float("Activation", in[0]);
+  dispatch_dtype(in[0].dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+      const T* x = in[0].data_as<T>();
+      T* y = out[0].data_as<T>();
+      const int64_t size = in[0].size();
+      switch (act) {
+        case ActType::kRelu:
+          for (int64_t i = 0; i < size; ++i) y[i] = x[i] > T(0) ? x[i] : T(0);
+          break;
+        case ActType::kSigmoid:
+          for (int64_t i = 0; i < size; ++i) y[i] = T(1) / (T(1) + std::exp(-x[i]));
+          break;
+        case ActType::kTanh:
+          for (int64_t i = 0; i < size; ++i) y[i] = std::tanh(x[i]);
+          break;
+        case ActType::kSoftRelu:
+          // log(1 + exp(x)), without overflow for large x (MXNet's softrelu).
+          for (int64_t i = 0; i < size; ++i)
+            y[i] = x[i] > T(20) ? x[i] : std::log1p(std::exp(x[i]));
+          break;
+        case ActType::kSoftSign:
+          for (int64_t i = 0; i < size; ++i) y[i] = x[i] / (T(1) + std::abs(x[i]));
+          break;
+      }
+    }
+  });
+}
+
+// Softmax over `len` contiguous elements... or strided by `stride` (multi_output: axis 1).
+template <typename T>
+void softmax_rows(const T* x, T* y, int64_t outer, int64_t len, int64_t inner) {
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t i = 0; i < inner; ++i) {
+      const T* xr = x + o * len * inner + i;
+      T* yr = y + o * len * inner + i;
+      double mx = -INFINITY;
+      for (int64_t j = 0; j < len; ++j) mx = std::max(mx, static_cast<double>(xr[j * inner]));
+      double sum = 0;
+      for (int64_t j = 0; j < len; ++j) sum += std::exp(static_cast<double>(xr[j * inner]) - mx);
+      for (int64_t j = 0; j < len; ++j)
+        yr[j * inner] = static_cast<T>(std::exp(static_cast<double>(xr[j * inner]) - mx) / sum);
+    }
+  }
+}
+
+void softmax_output(const ParsedParams& pp, std::span<const NDArray> in,
+                    std::span<const NDArray> out) {
+  const auto& p = pp.get<SoftmaxOutputParams>();
+  require_float("SoftmaxOutput", in[0]);
+  const Shape& s = in[0].shape();
+  const int64_t size = in[0].size();
+  if (size == 0) return;
+  int64_t outer, len, inner = 1;
+  if (p.multi_output) {
+    outer = s[0];
+    len = s[1];
+    inner = size / (outer * len);
+  } else if (p.preserve_shape) {
+    len = s[s.ndim() - 1];
+    outer = size / len;
+  } else {
+    // MXNet flattens to (shape[0], rest) and normalizes each row.
+    outer = s[0];
+    len = size / outer;
+  }
+  dispatch_dtype(in[0].dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+      softmax_rows<T>(in[0].data_as<T>(), out[0].data_as<T>(), outer, len, inner);
+    }
+  });
+}
+
+void copy_data(const ParsedParams&, std::span<const NDArray> in, std::span<const NDArray> out) {
+  if (in[0].data() != out[0].data() && in[0].nbytes() > 0)
+    std::memcpy(out[0].data(), in[0].data(), in[0].nbytes());
+}
+
+}  // namespace
+
+void register_nn_kernels() {
+  register_kernel("FullyConnected", DeviceType::kCPU, fully_connected);
+  register_kernel("Activation", DeviceType::kCPU, activation);
+  register_kernel("SoftmaxOutput", DeviceType::kCPU, softmax_output);
+  register_kernel("LinearRegressionOutput", DeviceType::kCPU, copy_data);
+}
+
+}  // namespace nanomx::ops::cpu
