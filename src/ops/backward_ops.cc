@@ -18,56 +18,27 @@
 #include "ops/nn.h"
 #include "ops/op_params.h"
 #include "ops/registry.h"
+#include "ops/unary_math.h"
 
 namespace nanomx::ops {
 
 std::span<const UnaryGrad> unary_grads() {
   using std::numbers::pi;
+  using unary_math::kLn10, unary_math::kLn2, unary_math::kPi;
+  // clang-format off
   static const UnaryGrad kTable[] = {
-      // relu: y > 0 ? 1 : 0, a NaN passing through (MXNet's relu_grad).
-      {"relu", "_backward_relu", true, false,
-       [](double y, double) { return std::isnan(y) ? y : (y > 0 ? 1.0 : 0.0); }},
-      {"sigmoid", "_backward_sigmoid", true, false, [](double y, double) { return y * (1 - y); }},
-      {"tanh", "_backward_tanh", true, false, [](double y, double) { return 1 - y * y; }},
+      // The unary math operators with a derivative (ops/unary_math.h).
+#define MATH(f) std::f
+#define NANOMX_UNARY_GRAD_ROW(name, Enum, integers, value, grad, derivative)                 \
+  NANOMX_UNARY_IF_DERIVATIVE(grad, {#name, "_backward_" #name,                                \
+                                    unary_math::grad == unary_math::kFromOutput, false,       \
+                                    []([[maybe_unused]] double v, double) { return double(derivative); }}, )
+      NANOMX_UNARY_MATH_OPS(NANOMX_UNARY_GRAD_ROW)
+#undef NANOMX_UNARY_GRAD_ROW
+#undef MATH
+      // clang-format on
       {"sqrt", "_backward_sqrt", true, false, [](double y, double) { return 0.5 / y; }},
-      {"rsqrt", "_backward_rsqrt", true, false, [](double y, double) { return -0.5 * y * y * y; }},
-      {"cbrt", "_backward_cbrt", true, false, [](double y, double) { return 1 / (3 * y * y); }},
       {"square", "_backward_square", false, false, [](double x, double) { return 2 * x; }},
-      {"expm1", "_backward_expm1", false, false, [](double x, double) { return std::exp(x); }},
-      {"log", "_backward_log", false, false, [](double x, double) { return 1 / x; }},
-      {"log1p", "_backward_log1p", false, false, [](double x, double) { return 1 / (1 + x); }},
-      {"log2", "_backward_log2", false, false,
-       [](double x, double) { return 1 / (x * std::numbers::ln2); }},
-      {"log10", "_backward_log10", false, false,
-       [](double x, double) { return 1 / (x * std::numbers::ln10); }},
-      {"abs", "_backward_abs", false, false,
-       [](double x, double) { return x > 0 ? 1.0 : (x < 0 ? -1.0 : 0.0); }},
-      {"reciprocal", "_backward_reciprocal", false, false,
-       [](double x, double) { return -1 / (x * x); }},
-      {"sin", "_backward_sin", false, false, [](double x, double) { return std::cos(x); }},
-      {"cos", "_backward_cos", false, false, [](double x, double) { return -std::sin(x); }},
-      {"tan", "_backward_tan", false, false,
-       [](double x, double) { return 1 / (std::cos(x) * std::cos(x)); }},
-      {"arcsin", "_backward_arcsin", false, false,
-       [](double x, double) { return 1 / std::sqrt(1 - x * x); }},
-      {"arccos", "_backward_arccos", false, false,
-       [](double x, double) { return -1 / std::sqrt(1 - x * x); }},
-      {"arctan", "_backward_arctan", false, false,
-       [](double x, double) { return 1 / (1 + x * x); }},
-      {"sinh", "_backward_sinh", false, false, [](double x, double) { return std::cosh(x); }},
-      {"cosh", "_backward_cosh", false, false, [](double x, double) { return std::sinh(x); }},
-      {"arcsinh", "_backward_arcsinh", false, false,
-       [](double x, double) { return 1 / std::sqrt(x * x + 1); }},
-      {"arccosh", "_backward_arccosh", false, false,
-       [](double x, double) { return 1 / std::sqrt(x * x - 1); }},
-      {"arctanh", "_backward_arctanh", false, false,
-       [](double x, double) { return 1 / (1 - x * x); }},
-      {"degrees", "_backward_degrees", false, false, [](double, double) { return 180 / pi; }},
-      {"radians", "_backward_radians", false, false, [](double, double) { return pi / 180; }},
-      {"erf", "_backward_erf", false, false,
-       [](double x, double) { return 2 / std::sqrt(pi) * std::exp(-x * x); }},
-      {"rcbrt", "_backward_rcbrt", false, false,
-       [](double x, double) { return -1 / (3 * x * std::cbrt(x)); }},
       // d(s / x) = -s / x^2.
       {"_rdiv_scalar", "_backward_rdiv_scalar", false, true,
        [](double x, double s) { return -s / (x * x); }},

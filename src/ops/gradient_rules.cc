@@ -12,6 +12,7 @@
 #include "ops/op_params.h"
 #include "ops/registry.h"
 #include "ops/shape_params.h"
+#include "ops/unary_math.h"
 
 namespace nanomx::ops {
 namespace {
@@ -168,10 +169,13 @@ void register_elemwise_rules() {
   register_gradient("exp", [](GradientBuilder& b) {
     return Grads{b.add1("elemwise_mul", {}, {b.out_grad(0), b.output(0)})};
   });
-  // Zero wherever defined: nothing flows.
-  for (const char* name : {"sign", "round", "rint", "ceil", "floor", "trunc", "fix"}) {
-    register_gradient(name, [](GradientBuilder&) { return Grads{GradValue{}}; });
+  // Zero wherever defined (ops/unary_math.h's kZero rows): nothing flows.
+#define NANOMX_UNARY_ZERO_GRADIENT(name, Enum, integers, value, grad, derivative)  \
+  if (unary_math::grad == unary_math::kZero) {                                     \
+    register_gradient(#name, [](GradientBuilder&) { return Grads{GradValue{}}; }); \
   }
+  NANOMX_UNARY_MATH_OPS(NANOMX_UNARY_ZERO_GRADIENT)
+#undef NANOMX_UNARY_ZERO_GRADIENT
   // dy times a pointwise derivative of the input or the output (backward_ops.h's table).
   for (const UnaryGrad& u : unary_grads()) {
     register_gradient(u.forward, [&u](GradientBuilder& b) {

@@ -3,13 +3,15 @@
 // comparison operators in their broadcast_*, elementwise (_power, _equal, ...) and scalar
 // (_power_scalar, _equal_scalar, ...) forms, and softmax / log_softmax / softmin. Every one
 // keeps the input dtype (comparisons give 1 and 0 in it), as docs/mxnet-compat.md#operators
-// says. CPU kernels: cpu/math.cc.
+// says. The unary ones are generated from ops/unary_math.h. CPU kernels:
+// backends/cpu/kernels/math.cc.
 #include <string>
 #include <vector>
 
 #include "ops/math_params.h"
 #include "ops/op_params.h"
 #include "ops/registry.h"
+#include "ops/unary_math.h"
 
 namespace nanomx::ops {
 namespace {
@@ -19,15 +21,29 @@ bool broadcast_known_pair(const ParsedParams&, std::span<const Shape* const> in,
   return broadcast_known(*in[0], *in[1], out[0]);
 }
 
-// Unary math whose gradient is zero everywhere it exists (rounding, sign, logical_not).
-const char* const kPiecewiseConstant[] = {"sign",  "round", "rint", "ceil",
-                                          "floor", "trunc", "fix",  "logical_not"};
-// Unary math whose gradient reads the output (y' from y) rather than the input.
-const char* const kGradFromOutput[] = {"exp", "sigmoid", "tanh", "relu", "rsqrt", "cbrt"};
-const char* const kOtherUnary[] = {
-    "expm1",   "log",     "log1p",   "log2",    "log10",  "abs",   "reciprocal", "sin",
-    "cos",     "tan",     "arcsin",  "arccos",  "arctan", "sinh",  "cosh",       "arcsinh",
-    "arccosh", "arctanh", "degrees", "radians", "erf",    "gamma", "gammaln",    "rcbrt"};
+// The unary math operators (ops/unary_math.h) and what their gradients read.
+struct UnaryMathOp {
+  const char* name;
+  unary_math::Grad grad;
+};
+constexpr UnaryMathOp kUnaryMath[] = {
+#define NANOMX_UNARY_DEFINITION(name, Enum, integers, value, grad, derivative) \
+  {#name, unary_math::grad},
+    NANOMX_UNARY_MATH_OPS(NANOMX_UNARY_DEFINITION)
+#undef NANOMX_UNARY_DEFINITION
+};
+
+BackwardNeeds unary_needs(unary_math::Grad grad) {
+  switch (grad) {
+    case unary_math::kFromInput:
+      return {.inputs = {0}};
+    case unary_math::kFromOutput:
+    case unary_math::kSpecial:  // exp: dy * y
+      return {.outputs = {0}};
+    default:
+      return {};
+  }
+}
 
 // The binary operators: MXNet's broadcast name, the elementwise twin's suffix and CamelCase
 // alias, the scalar names (with their CamelCase aliases), and whether a gradient flows.
@@ -126,16 +142,10 @@ void infer_softmax_type(const ParsedParams& p, std::span<PartialDType> in,
 }  // namespace
 
 void register_math_ops(Registry& r) {
-  for (const char* name : kPiecewiseConstant) {
-    register_same_shape(r, {.name = name, .inputs = {"data"}, .inplace = {{0, 0}}});
-  }
-  for (const char* name : kGradFromOutput) {
+  for (const UnaryMathOp& u : kUnaryMath) {
     register_same_shape(
-        r, {.name = name, .inputs = {"data"}, .inplace = {{0, 0}}, .backward = {.outputs = {0}}});
-  }
-  for (const char* name : kOtherUnary) {
-    register_same_shape(
-        r, {.name = name, .inputs = {"data"}, .inplace = {{0, 0}}, .backward = {.inputs = {0}}});
+        r,
+        {.name = u.name, .inputs = {"data"}, .inplace = {{0, 0}}, .backward = unary_needs(u.grad)});
   }
 
   for (const BinaryNames& b : kBinary) {

@@ -100,6 +100,7 @@ UNARY = {
     "radians": (np.radians, (-100, 100), False),
     "sigmoid": (sigmoid, (-6, 6), False),
     "relu": (lambda x: np.maximum(x, 0), (-5, 5), True),
+    "softsign": (lambda x: x / (1 + np.abs(x)), (-5, 5), False),
     "floor": (np.floor, (-5, 5), True),
     "ceil": (np.ceil, (-5, 5), True),
     "round": (mx_round, (-5, 5), True),

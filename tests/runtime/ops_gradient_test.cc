@@ -204,9 +204,9 @@ std::vector<GradCase> gradient_cases() {
   }
   // Unary math.
   for (const char* op :
-       {"negative", "exp",     "sign", "round",   "rint",    "ceil",    "floor", "trunc", "fix",
-        "relu",     "sigmoid", "tanh", "square",  "expm1",   "abs",     "sin",   "cos",   "tan",
-        "arctan",   "sinh",    "cosh", "arcsinh", "degrees", "radians", "erf"}) {
+       {"negative", "exp",     "sign", "round",   "rint",    "ceil",    "floor", "trunc",   "fix",
+        "relu",     "sigmoid", "tanh", "square",  "expm1",   "abs",     "sin",   "cos",     "tan",
+        "arctan",   "sinh",    "cosh", "arcsinh", "degrees", "radians", "erf",   "softsign"}) {
     c.push_back({op, {}, {s23}, -0.9, 0.9});
   }
   for (const char* op :

@@ -11,6 +11,7 @@
 #include "backends/cpu/kernels/kernels.h"
 #include "ops/math_params.h"
 #include "ops/op_params.h"
+#include "ops/unary_math.h"
 
 namespace nanomx::ops::cpu {
 namespace {
@@ -29,64 +30,23 @@ inline T from_compute(compute_t<T> v) {
 
 // ---- unary ----------------------------------------------------------------------------------
 
+// The unary math operators (ops/unary_math.h).
 enum class U {
-  kExp,
-  kExpm1,
-  kLog,
-  kLog1p,
-  kLog2,
-  kLog10,
-  kAbs,
-  kSign,
-  kRsqrt,
-  kCbrt,
-  kRcbrt,
-  kReciprocal,
-  kSin,
-  kCos,
-  kTan,
-  kArcsin,
-  kArccos,
-  kArctan,
-  kSinh,
-  kCosh,
-  kTanh,
-  kArcsinh,
-  kArccosh,
-  kArctanh,
-  kDegrees,
-  kRadians,
-  kSigmoid,
-  kRelu,
-  kFloor,
-  kCeil,
-  kRound,
-  kRint,
-  kFix,
-  kTrunc,
-  kErf,
-  kGamma,
-  kGammaln,
-  kLogicalNot
+#define NANOMX_UNARY_ENUM(name, Enum, integers, value, grad, derivative) k##Enum,
+  NANOMX_UNARY_MATH_OPS(NANOMX_UNARY_ENUM)
+#undef NANOMX_UNARY_ENUM
 };
 
-// The functions exact on integers: computed in the integer type itself.
+// The functions exact on integers: computed in the integer type itself (unary_int).
 constexpr bool integer_exact(U u) {
   switch (u) {
-    case U::kAbs:
-    case U::kSign:
-    case U::kRelu:
-    case U::kFloor:
-    case U::kCeil:
-    case U::kRound:
-    case U::kRint:
-    case U::kFix:
-    case U::kTrunc:
-    case U::kLogicalNot:
-      return true;
-    default:
-      return false;
+#define NANOMX_UNARY_EXACT(name, Enum, integers, value, grad, derivative) \
+  case U::k##Enum:                                                        \
+    return unary_math::integers == unary_math::kExact;
+    NANOMX_UNARY_MATH_OPS(NANOMX_UNARY_EXACT)
+#undef NANOMX_UNARY_EXACT
   }
+  return false;
 }
 
 template <U u, typename T>
@@ -114,50 +74,13 @@ inline T unary_int(T x) {
 // V is float or double.
 template <U u, typename V>
 inline V unary_float(V x) {
-  constexpr V kPi = std::numbers::pi_v<V>;
-  if constexpr (u == U::kExp) return std::exp(x);
-  if constexpr (u == U::kExpm1) return std::expm1(x);
-  if constexpr (u == U::kLog) return std::log(x);
-  if constexpr (u == U::kLog1p) return std::log1p(x);
-  if constexpr (u == U::kLog2) return std::log2(x);
-  if constexpr (u == U::kLog10) return std::log10(x);
-  if constexpr (u == U::kAbs) return std::fabs(x);
-  // MXNet's sign: NaN gives 0 (neither < 0 nor > 0).
-  if constexpr (u == U::kSign) return x < 0 ? V(-1) : (x > 0 ? V(1) : V(0));
-  if constexpr (u == U::kRsqrt) return V(1) / std::sqrt(x);
-  if constexpr (u == U::kCbrt) return std::cbrt(x);
-  if constexpr (u == U::kRcbrt) return V(1) / std::cbrt(x);
-  if constexpr (u == U::kReciprocal) return V(1) / x;
-  if constexpr (u == U::kSin) return std::sin(x);
-  if constexpr (u == U::kCos) return std::cos(x);
-  if constexpr (u == U::kTan) return std::tan(x);
-  if constexpr (u == U::kArcsin) return std::asin(x);
-  if constexpr (u == U::kArccos) return std::acos(x);
-  if constexpr (u == U::kArctan) return std::atan(x);
-  if constexpr (u == U::kSinh) return std::sinh(x);
-  if constexpr (u == U::kCosh) return std::cosh(x);
-  if constexpr (u == U::kTanh) return std::tanh(x);
-  if constexpr (u == U::kArcsinh) return std::asinh(x);
-  if constexpr (u == U::kArccosh) return std::acosh(x);
-  if constexpr (u == U::kArctanh) return std::atanh(x);
-  if constexpr (u == U::kDegrees) return x * (V(180) / kPi);
-  if constexpr (u == U::kRadians) return x * (kPi / V(180));
-  if constexpr (u == U::kSigmoid) return V(1) / (V(1) + std::exp(-x));
-  // MXNet's relu keeps NaN.
-  if constexpr (u == U::kRelu) return x > 0 || std::isnan(x) ? x : V(0);
-  if constexpr (u == U::kFloor) return std::floor(x);
-  if constexpr (u == U::kCeil) return std::ceil(x);
-  if constexpr (u == U::kRound) return std::round(x);  // half away from zero
-  if constexpr (u == U::kRint) {
-    // MXNet's rint: ties go to the floor (1.5 -> 1, -1.5 -> -2), not to even.
-    const V lo = std::floor(x), hi = std::ceil(x);
-    return (x - lo) <= (hi - x) ? lo : hi;
-  }
-  if constexpr (u == U::kFix || u == U::kTrunc) return std::trunc(x);
-  if constexpr (u == U::kErf) return std::erf(x);
-  if constexpr (u == U::kGamma) return std::tgamma(x);
-  if constexpr (u == U::kGammaln) return std::lgamma(x);
-  if constexpr (u == U::kLogicalNot) return x == 0 ? V(1) : V(0);
+  using unary_math::kPi;
+#define MATH(f) std::f
+#define NANOMX_UNARY_VALUE(name, Enum, integers, value, grad, derivative) \
+  if constexpr (u == U::k##Enum) return value;
+  NANOMX_UNARY_MATH_OPS(NANOMX_UNARY_VALUE)
+#undef NANOMX_UNARY_VALUE
+#undef MATH
 }
 
 template <U u, typename T>
@@ -524,44 +447,10 @@ void softmax_kernel(const ParsedParams& p, std::span<const NDArray> in,
 
 void register_math_kernels() {
   constexpr DeviceType kCPU = DeviceType::kCPU;
-  register_kernel("exp", kCPU, unary_kernel<U::kExp>);
-  register_kernel("expm1", kCPU, unary_kernel<U::kExpm1>);
-  register_kernel("log", kCPU, unary_kernel<U::kLog>);
-  register_kernel("log1p", kCPU, unary_kernel<U::kLog1p>);
-  register_kernel("log2", kCPU, unary_kernel<U::kLog2>);
-  register_kernel("log10", kCPU, unary_kernel<U::kLog10>);
-  register_kernel("abs", kCPU, unary_kernel<U::kAbs>);
-  register_kernel("sign", kCPU, unary_kernel<U::kSign>);
-  register_kernel("rsqrt", kCPU, unary_kernel<U::kRsqrt>);
-  register_kernel("cbrt", kCPU, unary_kernel<U::kCbrt>);
-  register_kernel("rcbrt", kCPU, unary_kernel<U::kRcbrt>);
-  register_kernel("reciprocal", kCPU, unary_kernel<U::kReciprocal>);
-  register_kernel("sin", kCPU, unary_kernel<U::kSin>);
-  register_kernel("cos", kCPU, unary_kernel<U::kCos>);
-  register_kernel("tan", kCPU, unary_kernel<U::kTan>);
-  register_kernel("arcsin", kCPU, unary_kernel<U::kArcsin>);
-  register_kernel("arccos", kCPU, unary_kernel<U::kArccos>);
-  register_kernel("arctan", kCPU, unary_kernel<U::kArctan>);
-  register_kernel("sinh", kCPU, unary_kernel<U::kSinh>);
-  register_kernel("cosh", kCPU, unary_kernel<U::kCosh>);
-  register_kernel("tanh", kCPU, unary_kernel<U::kTanh>);
-  register_kernel("arcsinh", kCPU, unary_kernel<U::kArcsinh>);
-  register_kernel("arccosh", kCPU, unary_kernel<U::kArccosh>);
-  register_kernel("arctanh", kCPU, unary_kernel<U::kArctanh>);
-  register_kernel("degrees", kCPU, unary_kernel<U::kDegrees>);
-  register_kernel("radians", kCPU, unary_kernel<U::kRadians>);
-  register_kernel("sigmoid", kCPU, unary_kernel<U::kSigmoid>);
-  register_kernel("relu", kCPU, unary_kernel<U::kRelu>);
-  register_kernel("floor", kCPU, unary_kernel<U::kFloor>);
-  register_kernel("ceil", kCPU, unary_kernel<U::kCeil>);
-  register_kernel("round", kCPU, unary_kernel<U::kRound>);
-  register_kernel("rint", kCPU, unary_kernel<U::kRint>);
-  register_kernel("fix", kCPU, unary_kernel<U::kFix>);
-  register_kernel("trunc", kCPU, unary_kernel<U::kTrunc>);
-  register_kernel("erf", kCPU, unary_kernel<U::kErf>);
-  register_kernel("gamma", kCPU, unary_kernel<U::kGamma>);
-  register_kernel("gammaln", kCPU, unary_kernel<U::kGammaln>);
-  register_kernel("logical_not", kCPU, unary_kernel<U::kLogicalNot>);
+#define NANOMX_UNARY_REGISTER(name, Enum, integers, value, grad, derivative) \
+  register_kernel(#name, kCPU, unary_kernel<U::k##Enum>);
+  NANOMX_UNARY_MATH_OPS(NANOMX_UNARY_REGISTER)
+#undef NANOMX_UNARY_REGISTER
 
   register_binary<Power>("power", true);
   register_binary<Maximum>("maximum", false);

@@ -78,36 +78,14 @@ void add_backward_kernels(const AddKernel& add) {
   add("_backward_clip", gpu_kernel<clip_backward>);
   using UG = cu::UnaryGradOp;
   const std::pair<const char*, Kernel> unary_gradients[] = {
-      {"_backward_relu", gpu_kernel<unary_backward<UG::kRelu>>},
-      {"_backward_sigmoid", gpu_kernel<unary_backward<UG::kSigmoid>>},
-      {"_backward_tanh", gpu_kernel<unary_backward<UG::kTanh>>},
       {"_backward_sqrt", gpu_kernel<unary_backward<UG::kSqrt>>},
-      {"_backward_rsqrt", gpu_kernel<unary_backward<UG::kRsqrt>>},
-      {"_backward_cbrt", gpu_kernel<unary_backward<UG::kCbrt>>},
       {"_backward_square", gpu_kernel<unary_backward<UG::kSquare>>},
-      {"_backward_expm1", gpu_kernel<unary_backward<UG::kExpm1>>},
-      {"_backward_log", gpu_kernel<unary_backward<UG::kLog>>},
-      {"_backward_log1p", gpu_kernel<unary_backward<UG::kLog1p>>},
-      {"_backward_log2", gpu_kernel<unary_backward<UG::kLog2>>},
-      {"_backward_log10", gpu_kernel<unary_backward<UG::kLog10>>},
-      {"_backward_abs", gpu_kernel<unary_backward<UG::kAbs>>},
-      {"_backward_reciprocal", gpu_kernel<unary_backward<UG::kReciprocal>>},
-      {"_backward_sin", gpu_kernel<unary_backward<UG::kSin>>},
-      {"_backward_cos", gpu_kernel<unary_backward<UG::kCos>>},
-      {"_backward_tan", gpu_kernel<unary_backward<UG::kTan>>},
-      {"_backward_arcsin", gpu_kernel<unary_backward<UG::kArcsin>>},
-      {"_backward_arccos", gpu_kernel<unary_backward<UG::kArccos>>},
-      {"_backward_arctan", gpu_kernel<unary_backward<UG::kArctan>>},
-      {"_backward_sinh", gpu_kernel<unary_backward<UG::kSinh>>},
-      {"_backward_cosh", gpu_kernel<unary_backward<UG::kCosh>>},
-      {"_backward_arcsinh", gpu_kernel<unary_backward<UG::kArcsinh>>},
-      {"_backward_arccosh", gpu_kernel<unary_backward<UG::kArccosh>>},
-      {"_backward_arctanh", gpu_kernel<unary_backward<UG::kArctanh>>},
-      {"_backward_degrees", gpu_kernel<unary_backward<UG::kDegrees>>},
-      {"_backward_radians", gpu_kernel<unary_backward<UG::kRadians>>},
-      {"_backward_erf", gpu_kernel<unary_backward<UG::kErf>>},
-      {"_backward_rcbrt", gpu_kernel<unary_backward<UG::kRcbrt>>},
-      {"_backward_rdiv_scalar", gpu_kernel<unary_backward<UG::kRDivScalar>>},
+  // The unary math operators with a derivative (ops/unary_math.h).
+#define NANOMX_UNARY_GRAD_KERNEL(name, Enum, integers, value, grad, derivative) \
+  NANOMX_UNARY_IF_DERIVATIVE(grad, {"_backward_" #name, gpu_kernel<unary_backward<UG::k##Enum>>}, )
+      NANOMX_UNARY_MATH_OPS(NANOMX_UNARY_GRAD_KERNEL)
+#undef NANOMX_UNARY_GRAD_KERNEL
+          {"_backward_rdiv_scalar", gpu_kernel<unary_backward<UG::kRDivScalar>>},
       {"_backward_power_scalar", gpu_kernel<unary_backward<UG::kPowerScalar>>},
       {"_backward_rpower_scalar", gpu_kernel<unary_backward<UG::kRPowerScalar>>},
       {"_backward_maximum_scalar", gpu_kernel<unary_backward<UG::kMaximumScalar>>},

@@ -7,66 +7,19 @@ namespace {
 
 // In double, as the CPU's table (ops/backward_ops.cc).
 __device__ __forceinline__ double unary_derivative(UnaryGradOp op, double x, double s) {
-  constexpr double kPi = 3.14159265358979323846;
+  using unary_math::kLn10, unary_math::kLn2, unary_math::kPi;
+  const double v = x;  // the input x or the output y, as the row says
   switch (op) {
-    case UnaryGradOp::kRelu:  // a NaN passes through, as MXNet's relu_grad
-      return x != x ? x : (x > 0 ? 1.0 : 0.0);
-    case UnaryGradOp::kSigmoid:
-      return x * (1 - x);
-    case UnaryGradOp::kTanh:
-      return 1 - x * x;
     case UnaryGradOp::kSqrt:
-      return 0.5 / x;
-    case UnaryGradOp::kRsqrt:
-      return -0.5 * x * x * x;
-    case UnaryGradOp::kCbrt:
-      return 1 / (3 * x * x);
+      return 0.5 / v;
     case UnaryGradOp::kSquare:
-      return 2 * x;
-    case UnaryGradOp::kExpm1:
-      return exp(x);
-    case UnaryGradOp::kLog:
-      return 1 / x;
-    case UnaryGradOp::kLog1p:
-      return 1 / (1 + x);
-    case UnaryGradOp::kLog2:
-      return 1 / (x * 0.69314718055994530942);
-    case UnaryGradOp::kLog10:
-      return 1 / (x * 2.30258509299404568402);
-    case UnaryGradOp::kAbs:
-      return x > 0 ? 1.0 : (x < 0 ? -1.0 : 0.0);
-    case UnaryGradOp::kReciprocal:
-      return -1 / (x * x);
-    case UnaryGradOp::kSin:
-      return cos(x);
-    case UnaryGradOp::kCos:
-      return -sin(x);
-    case UnaryGradOp::kTan:
-      return 1 / (cos(x) * cos(x));
-    case UnaryGradOp::kArcsin:
-      return 1 / sqrt(1 - x * x);
-    case UnaryGradOp::kArccos:
-      return -1 / sqrt(1 - x * x);
-    case UnaryGradOp::kArctan:
-      return 1 / (1 + x * x);
-    case UnaryGradOp::kSinh:
-      return cosh(x);
-    case UnaryGradOp::kCosh:
-      return sinh(x);
-    case UnaryGradOp::kArcsinh:
-      return 1 / sqrt(x * x + 1);
-    case UnaryGradOp::kArccosh:
-      return 1 / sqrt(x * x - 1);
-    case UnaryGradOp::kArctanh:
-      return 1 / (1 - x * x);
-    case UnaryGradOp::kDegrees:
-      return 180 / kPi;
-    case UnaryGradOp::kRadians:
-      return kPi / 180;
-    case UnaryGradOp::kErf:
-      return 2 / sqrt(kPi) * exp(-x * x);
-    case UnaryGradOp::kRcbrt:
-      return -1 / (3 * x * cbrt(x));
+      return 2 * v;
+#define MATH(f) m_##f
+#define NANOMX_UNARY_DERIVATIVE_CASE(name, Enum, integers, value, grad, derivative) \
+  NANOMX_UNARY_IF_DERIVATIVE(grad, case UnaryGradOp::k##Enum : return derivative;)
+      NANOMX_UNARY_MATH_OPS(NANOMX_UNARY_DERIVATIVE_CASE)
+#undef NANOMX_UNARY_DERIVATIVE_CASE
+#undef MATH
     case UnaryGradOp::kRDivScalar:
       return -s / (x * x);
     case UnaryGradOp::kPowerScalar:

@@ -185,6 +185,7 @@ __device__ __forceinline__ A apply_unary_int(UnaryOp op, A v) {
     case UnaryOp::kCeil:
     case UnaryOp::kRound:
     case UnaryOp::kRint:
+    case UnaryOp::kFix:
     case UnaryOp::kTrunc:
       return v;
     default:
@@ -193,95 +194,25 @@ __device__ __forceinline__ A apply_unary_int(UnaryOp op, A v) {
 }
 
 template <typename A>
-__device__ __forceinline__ A apply_unary_float(UnaryOp op, A v) {
-  constexpr A kPi = A(3.14159265358979323846);
+__device__ __forceinline__ A apply_unary_float(UnaryOp op, A x) {
+  using V = A;
+  using unary_math::kPi;
   switch (op) {
     case UnaryOp::kNegative:
-      return -v;
+      return -x;
     case UnaryOp::kSquare:
-      return v * v;
+      return x * x;
     case UnaryOp::kSqrt:
-      return m_sqrt(v);
-    case UnaryOp::kExp:
-      return m_exp(v);
-    case UnaryOp::kLog:
-      return m_log(v);
-    case UnaryOp::kRelu:  // NaN stays NaN, as the CPU kernel
-      return v > A(0) ? v : (v != v ? v : A(0));
-    case UnaryOp::kSigmoid:
-      return A(1) / (A(1) + m_exp(-v));
-    case UnaryOp::kTanh:
-      return m_tanh(v);
+      return m_sqrt(x);
     case UnaryOp::kSoftRelu:
-      return v > A(20) ? v : m_log1p(m_exp(v));
-    case UnaryOp::kSoftSign:
-      return v / (A(1) + m_fabs(v));
-    case UnaryOp::kExpm1:
-      return m_expm1(v);
-    case UnaryOp::kLog1p:
-      return m_log1p(v);
-    case UnaryOp::kLog2:
-      return m_log2(v);
-    case UnaryOp::kLog10:
-      return m_log10(v);
-    case UnaryOp::kAbs:
-      return m_fabs(v);
-    case UnaryOp::kSign:  // MXNet's: NaN gives 0
-      return v < A(0) ? A(-1) : (v > A(0) ? A(1) : A(0));
-    case UnaryOp::kRsqrt:
-      return A(1) / m_sqrt(v);
-    case UnaryOp::kCbrt:
-      return m_cbrt(v);
-    case UnaryOp::kRcbrt:
-      return A(1) / m_cbrt(v);
-    case UnaryOp::kReciprocal:
-      return A(1) / v;
-    case UnaryOp::kSin:
-      return m_sin(v);
-    case UnaryOp::kCos:
-      return m_cos(v);
-    case UnaryOp::kTan:
-      return m_tan(v);
-    case UnaryOp::kArcsin:
-      return m_asin(v);
-    case UnaryOp::kArccos:
-      return m_acos(v);
-    case UnaryOp::kArctan:
-      return m_atan(v);
-    case UnaryOp::kSinh:
-      return m_sinh(v);
-    case UnaryOp::kCosh:
-      return m_cosh(v);
-    case UnaryOp::kArcsinh:
-      return m_asinh(v);
-    case UnaryOp::kArccosh:
-      return m_acosh(v);
-    case UnaryOp::kArctanh:
-      return m_atanh(v);
-    case UnaryOp::kDegrees:
-      return v * (A(180) / kPi);
-    case UnaryOp::kRadians:
-      return v * (kPi / A(180));
-    case UnaryOp::kFloor:
-      return m_floor(v);
-    case UnaryOp::kCeil:
-      return m_ceil(v);
-    case UnaryOp::kRound:  // half away from zero
-      return m_round(v);
-    case UnaryOp::kRint: {  // MXNet's rint: ties go to the floor
-      const A lo = m_floor(v), hi = m_ceil(v);
-      return (v - lo) <= (hi - v) ? lo : hi;
-    }
-    case UnaryOp::kTrunc:
-      return m_trunc(v);
-    case UnaryOp::kErf:
-      return m_erf(v);
-    case UnaryOp::kGamma:
-      return m_tgamma(v);
-    case UnaryOp::kGammaln:
-      return m_lgamma(v);
-    case UnaryOp::kLogicalNot:
-      return v == A(0) ? A(1) : A(0);
+      return x > A(20) ? x : m_log1p(m_exp(x));
+#define MATH(f) m_##f
+#define NANOMX_UNARY_CASE(name, Enum, integers, value, grad, derivative) \
+  case UnaryOp::k##Enum:                                                 \
+    return value;
+      NANOMX_UNARY_MATH_OPS(NANOMX_UNARY_CASE)
+#undef NANOMX_UNARY_CASE
+#undef MATH
   }
   return A(0);
 }

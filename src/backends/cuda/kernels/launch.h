@@ -9,6 +9,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "ops/unary_math.h"
+
 namespace nanomx::ops::cuda {
 
 // The binary operators, elementwise, broadcast and with a scalar (as the CPU's functors in
@@ -39,45 +41,11 @@ enum class UnaryOp {
   kNegative,
   kSquare,
   kSqrt,
-  kExp,
-  kLog,
-  kRelu,
-  kSigmoid,
-  kTanh,
-  kSoftRelu,
-  kSoftSign,
-  kExpm1,
-  kLog1p,
-  kLog2,
-  kLog10,
-  kAbs,
-  kSign,
-  kRsqrt,
-  kCbrt,
-  kRcbrt,
-  kReciprocal,
-  kSin,
-  kCos,
-  kTan,
-  kArcsin,
-  kArccos,
-  kArctan,
-  kSinh,
-  kCosh,
-  kArcsinh,
-  kArccosh,
-  kArctanh,
-  kDegrees,
-  kRadians,
-  kFloor,
-  kCeil,
-  kRound,
-  kRint,
-  kTrunc,
-  kErf,
-  kGamma,
-  kGammaln,
-  kLogicalNot
+  kSoftRelu,  // Activation's softrelu
+// The unary math operators (ops/unary_math.h).
+#define NANOMX_UNARY_ENUM(name, Enum, integers, value, grad, derivative) k##Enum,
+  NANOMX_UNARY_MATH_OPS(NANOMX_UNARY_ENUM)
+#undef NANOMX_UNARY_ENUM
 };
 // The activation's derivative from its output y (relu, sigmoid, tanh, softrelu) or, for
 // softsign, from its input.
@@ -152,37 +120,13 @@ cudaError_t broadcast_scaled(ConstTensor x, Tensor out, int64_t n, const Broadca
 // The unary and scalar operators' derivatives (ops/backward_ops.cc's table): dx = dy * d(v, s),
 // v the forward output or input as the table says, s the forward call's scalar.
 enum class UnaryGradOp {
-  // from the output y
-  kRelu,
-  kSigmoid,
-  kTanh,
-  kSqrt,
-  kRsqrt,
-  kCbrt,
-  // from the input x
-  kSquare,
-  kExpm1,
-  kLog,
-  kLog1p,
-  kLog2,
-  kLog10,
-  kAbs,
-  kReciprocal,
-  kSin,
-  kCos,
-  kTan,
-  kArcsin,
-  kArccos,
-  kArctan,
-  kSinh,
-  kCosh,
-  kArcsinh,
-  kArccosh,
-  kArctanh,
-  kDegrees,
-  kRadians,
-  kErf,
-  kRcbrt,
+  kSqrt,    // from the output y
+  kSquare,  // from the input x
+// The unary math operators with a derivative (ops/unary_math.h), from x or y as its row says.
+#define NANOMX_UNARY_GRAD_ENUM(name, Enum, integers, value, grad, derivative) \
+  NANOMX_UNARY_IF_DERIVATIVE(grad, k##Enum, )
+  NANOMX_UNARY_MATH_OPS(NANOMX_UNARY_GRAD_ENUM)
+#undef NANOMX_UNARY_GRAD_ENUM
   // from the input x and the forward call's scalar s
   kRDivScalar,
   kPowerScalar,
