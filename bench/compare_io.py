@@ -25,14 +25,14 @@ import io as pyio
 import json
 import os
 import random
-import resource
 import shutil
 import subprocess
 import sys
 import tempfile
-import time
 
 import numpy as np
+
+from timing import best_of, cpu_seconds
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "python"))
@@ -56,28 +56,9 @@ def load_sample_maker():
     return module
 
 
-def best_of(fn, repeats):
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
-
-
-def cpu_seconds():
-    usage = resource.getrusage(resource.RUSAGE_SELF)  # every thread of this process
-    return usage.ru_utime + usage.ru_stime
-
-
 def best_cpu_of(fn, repeats):
     """The least CPU time (all threads) of a run: robust to other load on the machine."""
-    best = float("inf")
-    for _ in range(repeats):
-        start = cpu_seconds()
-        fn()
-        best = min(best, cpu_seconds() - start)
-    return best
+    return best_of(fn, repeats, clock=cpu_seconds)
 
 
 def nanomx_epoch(rec, batch):

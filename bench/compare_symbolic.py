@@ -20,9 +20,10 @@ import json
 import ctypes.util
 import os
 import sys
-import time
 
 import numpy as np
+
+import timing
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                 "python"))
@@ -35,13 +36,8 @@ except ImportError:  # the benchmark runs without torch, with n/a in its columns
 
 
 def best_of(fn, repeats):
-    fn()  # warm up
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
+    """Least wall time of `repeats` runs, after one unmeasured warm-up run."""
+    return timing.best_of(fn, repeats, warm_up=True)
 
 
 def openblas():

@@ -4,32 +4,21 @@
 // max_buffer_mb. Prints the resident set size every 5 s and the growth over the start.
 //
 //   profiler_memory_stress [seconds=60] [threads=4] [max_buffer_mb=16]
-#include <unistd.h>
-
 #include <algorithm>
-#include <atomic>
 #include <chrono>
-#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <string>
 #include <thread>
-#include <vector>
 
 #include "nanomx/profiler.h"
-#include "profiler/hooks.h"
+#include "profiler_load.h"
 
 namespace prof = nanomx::profiler;
 
 namespace {
 
-double rss_mib() {
-  std::ifstream statm("/proc/self/statm");
-  uint64_t size = 0, resident = 0;
-  statm >> size >> resident;
-  return static_cast<double>(resident * static_cast<uint64_t>(sysconf(_SC_PAGESIZE))) / (1 << 20);
-}
+double rss_mib() { return static_cast<double>(nanomx::testing::rss_bytes()) / (1 << 20); }
 
 }  // namespace
 
@@ -45,29 +34,7 @@ int main(int argc, char** argv) {
                     {"continuous_dump", "false"},
                     {"max_buffer_mb", bound}});
   prof::set_state(prof::State::kRunning);
-  const prof::NameId op = prof::intern("stress_op");
-  const prof::NameId api = prof::intern("MXStressCall");
-  std::atomic<bool> done{false};
-  std::vector<std::thread> workers;
-  for (int k = 0; k < threads; ++k) {
-    workers.emplace_back([&] {
-      prof::Domain domain("stress");
-      while (!done.load(std::memory_order_relaxed)) {
-        std::thread worker([&] {
-          prof::Counter counter(domain, "stress_counter");
-          for (int i = 0; i < kEventsPerThread; ++i) {
-            prof::ApiCallScope call(api);
-            uint64_t t = prof::now_ticks();
-            prof::record_operator(op, 0, t, t + 10);
-            prof::memory_alloc(0, 64);
-            prof::memory_free(0, 64);
-            counter.set_value(static_cast<uint64_t>(i));
-          }
-        });
-        worker.join();
-      }
-    });
-  }
+  nanomx::testing::ChurningLoad load(threads, kEventsPerThread);
   std::printf("max_buffer_mb=%s threads=%d: RSS before config %.1f MiB\n", bound.c_str(), threads,
               before);
   const auto start = std::chrono::steady_clock::now();
@@ -85,8 +52,7 @@ int main(int argc, char** argv) {
     }
     if (elapsed >= seconds) break;
   }
-  done = true;
-  for (auto& w : workers) w.join();
+  load.stop();
   prof::set_state(prof::State::kStopped);
   prof::dump(true);  // finishes the file now, so the exit-time dump does not write it again
   std::remove("memory_stress.json");

@@ -49,6 +49,18 @@ def check_with_uniform(uf, arg_shapes_count, dim=None, npuf=None, rmin=-10, type
             assert reldiff_max(out1, out2) < 1e-6
 
 
+def arange_matrix(shape):
+    """np.arange over a (rows, cols) shape, as numpy and as an NDArray."""
+    npy = np.arange(np.prod(shape)).reshape(shape)
+    return npy, mx.nd.array(npy)
+
+
+def random_column_indices(shape, nrepeat=3):
+    """nrepeat draws of one random column index per row of a (rows, cols) matrix."""
+    for _ in range(nrepeat):
+        yield np.random.randint(shape[1], size=shape[0])
+
+
 def random_ndarray(dim):
     shape = tuple(np.random.randint(1, int(1000 ** (1.0 / dim)), size=dim))
     return mx.nd.array(np.random.uniform(-10, 10, shape))
@@ -205,22 +217,16 @@ def test_dot():
 
 def test_ndarray_choose():
     shape = (100, 20)
-    npy = np.arange(np.prod(shape)).reshape(shape)
-    arr = mx.nd.array(npy)
-    nrepeat = 3
-    for _ in range(nrepeat):
-        indices = np.random.randint(shape[1], size=shape[0])
+    npy, arr = arange_matrix(shape)
+    for indices in random_column_indices(shape):
         assert same(npy[np.arange(shape[0]), indices],
                     mx.nd.choose_element_0index(arr, mx.nd.array(indices)).asnumpy())
 
 
 def test_ndarray_onehot():
     shape = (100, 20)
-    npy = np.arange(np.prod(shape)).reshape(shape)
-    arr = mx.nd.array(npy)
-    nrepeat = 3
-    for _ in range(nrepeat):
-        indices = np.random.randint(shape[1], size=shape[0])
+    npy, arr = arange_matrix(shape)
+    for indices in random_column_indices(shape):
         npy[:] = 0.0
         npy[np.arange(shape[0]), indices] = 1.0
         mx.nd.onehot_encode(mx.nd.array(indices), out=arr)
@@ -229,12 +235,9 @@ def test_ndarray_onehot():
 
 def test_ndarray_fill():
     shape = (100, 20)
-    npy = np.arange(np.prod(shape)).reshape(shape)
-    arr = mx.nd.array(npy)
+    npy, arr = arange_matrix(shape)
     new_npy = npy.copy()
-    nrepeat = 3
-    for _ in range(nrepeat):
-        indices = np.random.randint(shape[1], size=shape[0])
+    for indices in random_column_indices(shape):
         val = np.random.randint(shape[1], size=shape[0])
         new_npy[:] = npy
         new_npy[np.arange(shape[0]), indices] = val

@@ -126,6 +126,9 @@ struct ComputeType<half> {
 };
 template <typename T>
 using compute_t = typename ComputeType<T>::type;
+// float16, float32 and float64 (the element types that are floating point).
+template <typename T>
+constexpr bool kIsFloat = std::is_floating_point_v<T> || std::is_same_v<T, half>;
 
 template <typename T>
 inline compute_t<T> to_compute(T value) {

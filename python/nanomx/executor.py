@@ -19,6 +19,32 @@ def _wrap_list(handles):
     return [None if h is None else _new(h) for h in handles]
 
 
+def _flat_shapes(shapes):
+    """The tuple-valued entries of shapes (name -> shape) as the C API takes them: the names,
+    every dimension in one list, and the offsets into it at which each shape ends (after 0)."""
+    names, data, idx = [], [], [0]
+    for k, v in shapes.items():
+        if isinstance(v, tuple):
+            names.append(k)
+            data.extend(v)
+            idx.append(len(data))
+    return names, data, idx
+
+
+def _cached_dict_property(attr, list_names, arrays):
+    """A read-only Executor property: the name -> array dict of self._symbol.<list_names>() and
+    self.<arrays>, built on first use and kept in self.<attr> (forward() clears the outputs' one,
+    as it replaces the output arrays)."""
+    def get(self):
+        cached = getattr(self, attr)
+        if cached is None:
+            cached = Executor._get_dict(getattr(self._symbol, list_names)(),
+                                        getattr(self, arrays))
+            setattr(self, attr, cached)
+        return cached
+    return property(get)
+
+
 class Executor(object):
     """A symbol bound to argument, gradient and aux arrays on one context.
 
@@ -106,56 +132,36 @@ class Executor(object):
     def symbol(self):
         return self._symbol
 
-    @property
-    def arg_dict(self):
-        if self._arg_dict is None:
-            self._arg_dict = Executor._get_dict(self._symbol.list_arguments(), self.arg_arrays)
-        return self._arg_dict
+    arg_dict = _cached_dict_property("_arg_dict", "list_arguments", "arg_arrays")
+    grad_dict = _cached_dict_property("_grad_dict", "list_arguments", "grad_arrays")
+    aux_dict = _cached_dict_property("_aux_dict", "list_auxiliary_states", "aux_arrays")
+    output_dict = _cached_dict_property("_output_dict", "list_outputs", "outputs")
 
-    @property
-    def grad_dict(self):
-        if self._grad_dict is None:
-            self._grad_dict = Executor._get_dict(self._symbol.list_arguments(), self.grad_arrays)
-        return self._grad_dict
-
-    @property
-    def aux_dict(self):
-        if self._aux_dict is None:
-            self._aux_dict = Executor._get_dict(self._symbol.list_auxiliary_states(),
-                                                self.aux_arrays)
-        return self._aux_dict
-
-    @property
-    def output_dict(self):
-        if self._output_dict is None:
-            self._output_dict = Executor._get_dict(self._symbol.list_outputs(), self.outputs)
-        return self._output_dict
+    def _copy_into(self, params, dict_name, allow_extra_params, unknown_message):
+        """Copies each array of params (cast to the destination's dtype) into the array of the
+        same name in self.<dict_name>; a name not there raises ValueError(unknown_message % name)
+        unless allow_extra_params."""
+        for name, array in params.items():
+            # looked up here, not before the loop: empty params never build the dict
+            targets = getattr(self, dict_name)
+            if name in targets:
+                dst = targets[name]
+                array.astype(dst.dtype).copyto(dst)
+            elif not allow_extra_params:
+                raise ValueError(unknown_message % name)
 
     def copy_params_from(self, arg_params, aux_params=None, allow_extra_params=False):
         """Copies parameters (cast to each destination's dtype) into the bound arrays."""
-        for name, array in arg_params.items():
-            if name in self.arg_dict:
-                dst = self.arg_dict[name]
-                array.astype(dst.dtype).copyto(dst)
-            elif not allow_extra_params:
-                raise ValueError('Find name "%s" that is not in the arguments' % name)
+        self._copy_into(arg_params, "arg_dict", allow_extra_params,
+                        'Find name "%s" that is not in the arguments')
         if aux_params is None:
             return
-        for name, array in aux_params.items():
-            if name in self.aux_dict:
-                dst = self.aux_dict[name]
-                array.astype(dst.dtype).copyto(dst)
-            elif not allow_extra_params:
-                raise ValueError("Find name %s that is not in the auxiliary states" % name)
+        self._copy_into(aux_params, "aux_dict", allow_extra_params,
+                        "Find name %s that is not in the auxiliary states")
 
     def reshape(self, partial_shaping=False, allow_up_sizing=False, **kwargs):
         """A new executor for new argument shapes, sharing this one's memory where it fits."""
-        names, data, idx = [], [], [0]
-        for k, v in kwargs.items():
-            if isinstance(v, tuple):
-                names.append(k)
-                data.extend(v)
-                idx.append(len(data))
+        names, data, idx = _flat_shapes(kwargs)
         handle, args, grads, aux = _LIB.executor_reshape(
             self.handle, bool(partial_shaping), bool(allow_up_sizing), self._ctx.device_typeid,
             self._ctx.device_id, names, data, idx)
@@ -195,12 +201,7 @@ def _simple_bind(symbol, ctx, grad_req="write", type_dict=None, stype_dict=None,
         for k, v in type_dict.items():
             dtype_names.append(k)
             dtypes.append(_DTYPE_NP_TO_MX[np.dtype(v).type])
-    names, data, idx = [], [], [0]
-    for k, v in kwargs.items():
-        if isinstance(v, tuple):
-            names.append(k)
-            data.extend(v)
-            idx.append(len(data))
+    names, data, idx = _flat_shapes(kwargs)
     req_names = None
     if isinstance(grad_req, str):
         req_len, req_types = 0, [grad_req]

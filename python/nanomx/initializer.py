@@ -14,6 +14,7 @@ import warnings
 import numpy as np
 
 from . import ndarray as nd
+from ._registry import alias_decorator as _alias_decorator
 from .ndarray import NDArray
 
 __all__ = ["InitDesc", "Initializer", "register", "alias", "create", "Load", "Mixed", "Zero",
@@ -38,11 +39,7 @@ def register(klass):
 
 def alias(*aliases):
     """Registers further (lower-case) names for an initializer class."""
-    def decorate(klass):
-        for name in aliases:
-            _REGISTRY[name.lower()] = klass
-        return klass
-    return decorate
+    return _alias_decorator(_REGISTRY, aliases)
 
 
 def create(initializer, *args, **kwargs):

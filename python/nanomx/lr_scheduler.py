@@ -104,47 +104,54 @@ class MultiFactorScheduler(LRScheduler):
         return self.base_lr
 
 
-class PolyScheduler(LRScheduler):
-    """Polynomial decay from base_lr to final_lr over max_update updates."""
+class _DecayScheduler(LRScheduler):
+    """Base of the schedules that, after warm-up, go from base_lr to final_lr over the
+    max_update - warmup_steps updates that follow: lr = final_lr + (base_lr - final_lr) * decay,
+    with decay from _decay(fraction of those updates done) falling from 1 to 0."""
 
-    def __init__(self, max_update, base_lr=0.01, pwr=2, final_lr=0, warmup_steps=0,
-                 warmup_begin_lr=0, warmup_mode="linear"):
-        super(PolyScheduler, self).__init__(base_lr, warmup_steps, warmup_begin_lr, warmup_mode)
+    def __init__(self, max_update, base_lr, final_lr, warmup_steps, warmup_begin_lr,
+                 warmup_mode):
+        super(_DecayScheduler, self).__init__(base_lr, warmup_steps, warmup_begin_lr,
+                                              warmup_mode)
         if not isinstance(max_update, int) or max_update < 1:
             raise ValueError("maximum number of updates must be strictly positive")
-        self.power = pwr
         self.base_lr_orig = self.base_lr
         self.max_update = max_update
         self.final_lr = final_lr
         self.max_steps = self.max_update - self.warmup_steps
 
+    def _decay(self, num_update):
+        raise NotImplementedError("must override this")
+
     def __call__(self, num_update):
         if num_update < self.warmup_steps:
             return self.get_warmup_lr(num_update)
         if num_update <= self.max_update:
             self.base_lr = self.final_lr + (self.base_lr_orig - self.final_lr) * \
-                pow(1 - float(num_update - self.warmup_steps) / float(self.max_steps), self.power)
+                self._decay(num_update)
         return self.base_lr
 
 
-class CosineScheduler(LRScheduler):
+class PolyScheduler(_DecayScheduler):
+    """Polynomial decay from base_lr to final_lr over max_update updates."""
+
+    def __init__(self, max_update, base_lr=0.01, pwr=2, final_lr=0, warmup_steps=0,
+                 warmup_begin_lr=0, warmup_mode="linear"):
+        super(PolyScheduler, self).__init__(max_update, base_lr, final_lr, warmup_steps,
+                                            warmup_begin_lr, warmup_mode)
+        self.power = pwr
+
+    def _decay(self, num_update):
+        return pow(1 - float(num_update - self.warmup_steps) / float(self.max_steps), self.power)
+
+
+class CosineScheduler(_DecayScheduler):
     """Cosine decay from base_lr to final_lr over max_update updates."""
 
     def __init__(self, max_update, base_lr=0.01, final_lr=0, warmup_steps=0, warmup_begin_lr=0,
                  warmup_mode="linear"):
-        super(CosineScheduler, self).__init__(base_lr, warmup_steps, warmup_begin_lr,
-                                              warmup_mode)
-        if not isinstance(max_update, int) or max_update < 1:
-            raise ValueError("maximum number of updates must be strictly positive")
-        self.base_lr_orig = base_lr
-        self.max_update = max_update
-        self.final_lr = final_lr
-        self.max_steps = self.max_update - self.warmup_steps
+        super(CosineScheduler, self).__init__(max_update, base_lr, final_lr, warmup_steps,
+                                              warmup_begin_lr, warmup_mode)
 
-    def __call__(self, num_update):
-        if num_update < self.warmup_steps:
-            return self.get_warmup_lr(num_update)
-        if num_update <= self.max_update:
-            self.base_lr = self.final_lr + (self.base_lr_orig - self.final_lr) * \
-                (1 + cos(pi * (num_update - self.warmup_steps) / self.max_steps)) / 2
-        return self.base_lr
+    def _decay(self, num_update):
+        return (1 + cos(pi * (num_update - self.warmup_steps) / self.max_steps)) / 2

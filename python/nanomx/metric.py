@@ -9,6 +9,7 @@ import math
 import numpy
 
 from . import ndarray
+from ._registry import alias_decorator as _alias_decorator
 from .base import numeric_types
 
 __all__ = ["EvalMetric", "CompositeEvalMetric", "Accuracy", "TopKAccuracy", "CrossEntropy",
@@ -26,11 +27,7 @@ def register(klass):
 
 def alias(*aliases):
     """Registers further names for a metric class."""
-    def decorate(klass):
-        for name in aliases:
-            _REGISTRY[name.lower()] = klass
-        return klass
-    return decorate
+    return _alias_decorator(_REGISTRY, aliases)
 
 
 def create(metric, *args, **kwargs):

@@ -17,12 +17,8 @@
 
 namespace py = pybind11;
 
+namespace nanomx_python {
 namespace {
-
-using nanomx_python::as_int;
-using nanomx_python::check;
-using nanomx_python::handle;
-using nanomx_python::pointers;
 
 std::vector<std::optional<uintptr_t>> handle_list(NDArrayHandle* list, uint32_t n) {
   std::vector<std::optional<uintptr_t>> out;
@@ -47,6 +43,7 @@ using Bound =
                std::vector<std::optional<uintptr_t>>, std::vector<std::optional<uintptr_t>>>;
 
 }  // namespace
+}  // namespace nanomx_python
 
 void nanomx_python::add_executor_functions(py::module_& m) {
   // grad_req: req_names None with one type (all arguments) or one per argument (list_len > 0),

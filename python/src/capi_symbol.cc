@@ -16,12 +16,8 @@
 
 namespace py = pybind11;
 
+namespace nanomx_python {
 namespace {
-
-using nanomx_python::as_int;
-using nanomx_python::check;
-using nanomx_python::handle;
-using nanomx_python::pointers;
 
 std::vector<std::string> names(int (*fn)(SymbolHandle, uint32_t*, const char***), uintptr_t h) {
   uint32_t n = 0;
@@ -41,6 +37,7 @@ py::list shape_list(uint32_t n, const int* ndim, const int** data) {
 }
 
 }  // namespace
+}  // namespace nanomx_python
 
 void nanomx_python::add_symbol_functions(py::module_& m) {
   m.def("symbol_create_variable", [](const std::string& name) {

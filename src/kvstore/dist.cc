@@ -62,12 +62,7 @@ class DistStore final : public KVStore {
     auto groups = group(keys, values, "init");
     {
       std::lock_guard lock(mutex_);
-      for (const auto& [key, list] : groups) {
-        NANOMX_CHECK(list.size() == 1 && !entries_.count(key))
-            << "duplicate init of " << describe(key)
-            << ". Please double check if you called kv.init or kv.broadcast with this key "
-               "multiple times";
-      }
+      check_new_keys(groups, [&](int key) { return entries_.count(key) != 0; });
       for (const auto& [key, list] : groups) {
         const NDArray& value = list[0];
         NANOMX_CHECK(value.nbytes() < static_cast<size_t>(INT_MAX) * connection_.num_servers())

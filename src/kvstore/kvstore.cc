@@ -65,6 +65,16 @@ std::vector<std::pair<int, std::vector<NDArray>>> KVStore::group(std::span<const
   return groups;
 }
 
+void KVStore::check_new_keys(const std::vector<std::pair<int, std::vector<NDArray>>>& groups,
+                             const std::function<bool(int key)>& initialised) const {
+  for (const auto& [key, list] : groups) {
+    NANOMX_CHECK(list.size() == 1 && !initialised(key))
+        << "duplicate init of " << describe(key)
+        << ". Please double check if you called kv.init or kv.broadcast with this key "
+           "multiple times";
+  }
+}
+
 void KVStore::check_like(int key, const NDArray& value, const Shape& shape, DType dtype,
                          const char* what) const {
   NANOMX_CHECK(value.shape() == shape && value.dtype() == dtype)
@@ -113,12 +123,7 @@ class LocalStore final : public KVStore {
   void init(std::span<const int> keys, std::span<const NDArray> values) override {
     auto groups = group(keys, values, "init");
     std::lock_guard lock(mutex_);
-    for (const auto& [key, list] : groups) {
-      NANOMX_CHECK(list.size() == 1 && !entries_.count(key))
-          << "duplicate init of " << describe(key)
-          << ". Please double check if you called kv.init or kv.broadcast with this key "
-             "multiple times";
-    }
+    check_new_keys(groups, [&](int key) { return entries_.count(key) != 0; });
     for (const auto& [key, list] : groups) {
       Entry entry;
       entry.stored = NDArray(list[0].shape(), list[0].ctx(), list[0].dtype());

@@ -81,6 +81,10 @@ class KVStore {
   static std::vector<std::pair<int, std::vector<NDArray>>> group(std::span<const int> keys,
                                                                  std::span<const NDArray> values,
                                                                  const char* what);
+  // For init, after group: throws "duplicate init of <key>" when a key came twice or
+  // `initialised(key)` says it was initialised before.
+  void check_new_keys(const std::vector<std::pair<int, std::vector<NDArray>>>& groups,
+                      const std::function<bool(int key)>& initialised) const;
   // Throws naming the key when `value` differs in shape or dtype from the initialised one.
   void check_like(int key, const NDArray& value, const Shape& shape, DType dtype,
                   const char* what) const;

@@ -5,8 +5,8 @@
 // binary backwards, the unary math backwards, _backward_sum / _backward_mean,
 // _broadcast_backward, _backward_copy, _backward_reshape and _backward_cast. Each takes its
 // forward operator's attributes (a rule copies them) and infers every shape from its own inputs,
-// so a gradient graph is planned like any other. CPU kernels: cpu/backward_ops.cc; the formulas
-// are MXNet's (docs/mxnet-compat.md, docs/symbolic.md#gradients).
+// so a gradient graph is planned like any other. CPU kernels: backends/cpu/kernels/backward.cc; the
+// formulas are MXNet's (docs/mxnet-compat.md, docs/symbolic.md#gradients).
 #include "ops/backward_ops.h"
 
 #include <cmath>
@@ -14,7 +14,6 @@
 #include <string>
 #include <vector>
 
-#include "ops/math_params.h"
 #include "ops/nn.h"
 #include "ops/op_params.h"
 #include "ops/registry.h"

@@ -1,5 +1,6 @@
-// Elementwise operator definitions: broadcast arithmetic, scalar arithmetic, unary math, clip,
-// casts, fills and add_n. Their CPU kernels are in cpu/elemwise.cc.
+// Elementwise arithmetic definitions: broadcast and elementwise +, -, *, /, scalar arithmetic,
+// negative, sqrt, square, clip, casts, copies and add_n. CPU kernels:
+// backends/cpu/kernels/elemwise.cc.
 #include <sstream>
 
 #include "ops/op_params.h"
@@ -57,49 +58,6 @@ bool same_shape_known(const ParsedParams&, std::span<const Shape* const> in, std
 bool broadcast_known_2(const ParsedParams&, std::span<const Shape* const> in,
                        std::span<Shape> out) {
   return broadcast_known(*in[0], *in[1], out[0]);
-}
-
-FillParams parse_fill(const Params& p, double value) {
-  FillParams f;
-  if (p.has("shape")) f.shape = p.get_shape("shape");
-  if (p.has("dtype")) {
-    const DType d = p.get_dtype("dtype", DType::kFloat32);
-    if (p.get_string("dtype") != "None") f.dtype = d;
-  }
-  f.value = value;
-  f.ctx = parse_ctx(p);
-  return f;
-}
-
-// `keep_out_dtype`: without a dtype attribute a known output dtype stays (else float32).
-void register_fill(Registry& r, const char* name, std::vector<std::string> keys,
-                   FillParams (*parse)(const Params&), bool keep_out_dtype = false) {
-  r.add({.name = name,
-         .inputs = {},
-         .keys = std::move(keys),
-         .parse = parser(parse),
-         .infer_shape =
-             [](const ParsedParams& p, std::span<PartialShape>, std::span<PartialShape> out) {
-               const auto& f = p.get<FillParams>();
-               if (f.shape) {
-                 out[0] = *f.shape;
-               } else {
-                 NANOMX_CHECK(out[0].rank_known())
-                     << p.op() << ": required attribute 'shape' is missing";
-               }
-             },
-         .infer_type =
-             [keep_out_dtype](const ParsedParams& p, std::span<PartialDType>,
-                              std::span<PartialDType> out) {
-               const auto& f = p.get<FillParams>();
-               if (f.dtype) {
-                 out[0] = f.dtype;
-               } else if ((f.shape && !keep_out_dtype) || !out[0]) {
-                 out[0] = DType::kFloat32;
-               }
-             },
-         .backward = {.differentiable = false},
-         .default_context = [](const ParsedParams& p) { return p.get<FillParams>().ctx; }});
 }
 
 }  // namespace
@@ -189,13 +147,6 @@ void register_elemwise_ops(Registry& r) {
              [](const ParsedParams&, std::span<PartialDType> in, std::span<PartialDType> out) {
                if (!out[0]) out[0] = in[0];
              }});
-  register_fill(
-      r, "_full", {"shape", "dtype", "value", "ctx"},
-      +[](const Params& p) { return parse_fill(p, p.get_float("value")); });
-  register_fill(
-      r, "_zeros", {"shape", "dtype", "ctx"}, +[](const Params& p) { return parse_fill(p, 0.0); });
-  register_fill(
-      r, "_ones", {"shape", "dtype", "ctx"}, +[](const Params& p) { return parse_fill(p, 1.0); });
   // The elementwise twins of broadcast_*: equal shapes, no broadcasting (MXNet's elemwise_*,
   // which symbol arithmetic emits).
   struct Elemwise {
@@ -234,20 +185,6 @@ void register_elemwise_ops(Registry& r) {
              },
          .inplace = {{0, 0}},
          .backward = {.inputs = {}}});
-  // Zeros whose dtype, when not given (or MXNet's -1), comes from the graph (the output slot)
-  // rather than a float32 default: a gradient graph's "no gradient at all" entry.
-  register_fill(
-      r, "_zeros_without_dtype", {"shape", "dtype", "ctx"},
-      +[](const Params& p) {
-        if (p.has("dtype") && p.get_string("dtype") == "-1") {
-          FillParams f;
-          if (p.has("shape")) f.shape = p.get_shape("shape");
-          f.ctx = parse_ctx(p);
-          return f;
-        }
-        return parse_fill(p, 0.0);
-      },
-      true);
   // add_n(*args, num_args): the elementwise sum of any number of arrays of one shape and dtype.
   register_same_shape(r,
                       {.name = "add_n",

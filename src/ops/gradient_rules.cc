@@ -7,11 +7,9 @@
 
 #include "ops/backward_ops.h"
 #include "ops/gradient.h"
-#include "ops/math_params.h"
 #include "ops/nn.h"
 #include "ops/op_params.h"
 #include "ops/registry.h"
-#include "ops/shape_params.h"
 #include "ops/unary_math.h"
 
 namespace nanomx::ops {

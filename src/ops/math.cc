@@ -1,14 +1,13 @@
 // Math operator definitions with MXNet 1.x's names: unary math (exp, log, trigonometric and
 // hyperbolic functions, rounding, erf, gamma, sigmoid, relu, logical_not), the binary math and
 // comparison operators in their broadcast_*, elementwise (_power, _equal, ...) and scalar
-// (_power_scalar, _equal_scalar, ...) forms, and softmax / log_softmax / softmin. Every one
+// (_power_scalar, _equal_scalar, ...) forms. Every one
 // keeps the input dtype (comparisons give 1 and 0 in it), as docs/mxnet-compat.md#operators
 // says. The unary ones are generated from ops/unary_math.h. CPU kernels:
 // backends/cpu/kernels/math.cc.
 #include <string>
 #include <vector>
 
-#include "ops/math_params.h"
 #include "ops/op_params.h"
 #include "ops/registry.h"
 #include "ops/unary_math.h"
@@ -90,55 +89,6 @@ void register_scalar(Registry& r, std::string name, const char* camel, bool diff
       {camel});
 }
 
-SoftmaxParams parse_softmax(const Params& p) {
-  SoftmaxParams s;
-  s.axis = p.get_int("axis", -1);
-  if (p.has("temperature") && p.get_string("temperature") != "None") {
-    s.temperature = p.get_float("temperature");
-    NANOMX_CHECK(s.temperature != 0) << p.op() << ": attribute 'temperature' must not be 0";
-  }
-  if (p.has("dtype") && p.get_string("dtype") != "None") {
-    s.dtype = p.get_dtype("dtype", DType::kFloat32);
-    NANOMX_CHECK(is_float_dtype(*s.dtype))
-        << p.op() << ": attribute 'dtype' = '" << dtype_name(*s.dtype)
-        << "' is not a floating-point type (valid: float16, float32, float64)";
-  }
-  NANOMX_CHECK(!p.get_bool("use_length", false))
-      << p.op() << ": use_length=True is not supported (nanomx's " << p.op()
-      << " takes no 'length' input)";
-  return s;
-}
-
-// The output has the input's shape; the axis is checked as soon as the rank is known (on the
-// calling thread, not in the kernel).
-void infer_softmax_shape(const ParsedParams& p, std::span<PartialShape> in,
-                         std::span<PartialShape> out) {
-  PartialShape merged = in[0];
-  NANOMX_CHECK(merge_shape(merged, out[0]))
-      << p.op() << ": shapes of 'data' " << in[0] << " and the output " << out[0] << " differ";
-  if (merged.rank_known()) {
-    normalize_axis(p.get<SoftmaxParams>().axis, merged.ndim(), p.op().c_str());
-  }
-  in[0] = merged;
-  out[0] = merged;
-}
-
-void infer_softmax_type(const ParsedParams& p, std::span<PartialDType> in,
-                        std::span<PartialDType> out) {
-  const auto& s = p.get<SoftmaxParams>();
-  if (in[0]) {
-    NANOMX_CHECK(is_float_dtype(*in[0])) << p.op() << ": 'data' has dtype " << dtype_name(*in[0])
-                                         << "; it takes float16, float32 or float64";
-  }
-  if (s.dtype) {
-    out[0] = s.dtype;
-  } else if (in[0]) {
-    out[0] = in[0];
-  } else if (out[0]) {
-    in[0] = out[0];
-  }
-}
-
 }  // namespace
 
 void register_math_ops(Registry& r) {
@@ -170,17 +120,6 @@ void register_math_ops(Registry& r) {
                         {b.camel});
     register_scalar(r, "_" + op + "_scalar", b.scalar_camel, b.differentiable);
     if (b.reversed) register_scalar(r, "_r" + op + "_scalar", b.rscalar_camel, true);
-  }
-
-  for (const char* name : {"softmax", "log_softmax", "softmin"}) {
-    r.add({.name = name,
-           .inputs = {"data"},
-           .keys = {"axis", "temperature", "dtype", "use_length"},
-           .parse = parser(parse_softmax),
-           .infer_shape = infer_softmax_shape,
-           .infer_type = infer_softmax_type,
-           // The input only for its dtype, when the call gives an output dtype.
-           .backward = {.inputs = {0}, .outputs = {0}}});
   }
 }
 

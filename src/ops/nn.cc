@@ -1,11 +1,12 @@
-// The neural-network layer operators MXNet's MLPs use: FullyConnected, Activation,
-// SoftmaxOutput (alias Softmax) and LinearRegressionOutput (Flatten is in shape_ops.cc).
-// Definitions, shape and dtype inference; CPU kernels in cpu/nn.cc. docs/symbolic.md lists their
-// MXNet semantics.
+// The neural-network operators: FullyConnected, Activation, SoftmaxOutput (alias Softmax),
+// LinearRegressionOutput, softmax / log_softmax / softmin (Flatten is in layout.cc).
+// Definitions, shape and dtype inference; CPU kernels in backends/cpu/kernels/nn.cc.
+// docs/symbolic.md lists their MXNet semantics.
 #include "ops/nn.h"
 
 #include <cstdint>
 
+#include "ops/op_params.h"
 #include "ops/registry.h"
 
 namespace nanomx::ops {
@@ -88,6 +89,55 @@ void label_type(const ParsedParams&, std::span<PartialDType> in, std::span<Parti
   if (!in[0] && out[0]) in[0] = out[0];
   if (in[0]) out[0] = in[0];
   if (!in[1]) in[1] = in[0];
+}
+
+SoftmaxParams parse_softmax(const Params& p) {
+  SoftmaxParams s;
+  s.axis = p.get_int("axis", -1);
+  if (p.has("temperature") && p.get_string("temperature") != "None") {
+    s.temperature = p.get_float("temperature");
+    NANOMX_CHECK(s.temperature != 0) << p.op() << ": attribute 'temperature' must not be 0";
+  }
+  if (p.has("dtype") && p.get_string("dtype") != "None") {
+    s.dtype = p.get_dtype("dtype", DType::kFloat32);
+    NANOMX_CHECK(is_float_dtype(*s.dtype))
+        << p.op() << ": attribute 'dtype' = '" << dtype_name(*s.dtype)
+        << "' is not a floating-point type (valid: float16, float32, float64)";
+  }
+  NANOMX_CHECK(!p.get_bool("use_length", false))
+      << p.op() << ": use_length=True is not supported (nanomx's " << p.op()
+      << " takes no 'length' input)";
+  return s;
+}
+
+// The output has the input's shape; the axis is checked as soon as the rank is known (on the
+// calling thread, not in the kernel).
+void infer_softmax_shape(const ParsedParams& p, std::span<PartialShape> in,
+                         std::span<PartialShape> out) {
+  PartialShape merged = in[0];
+  NANOMX_CHECK(merge_shape(merged, out[0]))
+      << p.op() << ": shapes of 'data' " << in[0] << " and the output " << out[0] << " differ";
+  if (merged.rank_known()) {
+    normalize_axis(p.get<SoftmaxParams>().axis, merged.ndim(), p.op().c_str());
+  }
+  in[0] = merged;
+  out[0] = merged;
+}
+
+void infer_softmax_type(const ParsedParams& p, std::span<PartialDType> in,
+                        std::span<PartialDType> out) {
+  const auto& s = p.get<SoftmaxParams>();
+  if (in[0]) {
+    NANOMX_CHECK(is_float_dtype(*in[0])) << p.op() << ": 'data' has dtype " << dtype_name(*in[0])
+                                         << "; it takes float16, float32 or float64";
+  }
+  if (s.dtype) {
+    out[0] = s.dtype;
+  } else if (in[0]) {
+    out[0] = in[0];
+  } else if (out[0]) {
+    in[0] = out[0];
+  }
 }
 
 }  // namespace
@@ -208,6 +258,16 @@ void register_nn_ops(Registry& r) {
              },
          .infer_type = label_type,
          .backward = {.inputs = {1}, .outputs = {0}}});
+  for (const char* name : {"softmax", "log_softmax", "softmin"}) {
+    r.add({.name = name,
+           .inputs = {"data"},
+           .keys = {"axis", "temperature", "dtype", "use_length"},
+           .parse = parser(parse_softmax),
+           .infer_shape = infer_softmax_shape,
+           .infer_type = infer_softmax_type,
+           // The input only for its dtype, when the call gives an output dtype.
+           .backward = {.inputs = {0}, .outputs = {0}}});
+  }
 }
 
 }  // namespace nanomx::ops

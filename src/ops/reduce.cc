@@ -1,7 +1,6 @@
 // Reduction definitions: sum, mean, prod, nansum, nanprod, max, min, norm over an axis tuple,
 // with keepdims / exclude, and MXNet 1.x's (1,) result shape for a reduction over every axis;
 // argmax, argmin, argmax_channel (indices in the input dtype). CPU kernels: cpu/reduce.cc.
-#include "ops/math_params.h"
 #include "ops/op_params.h"
 #include "ops/registry.h"
 

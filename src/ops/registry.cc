@@ -81,10 +81,8 @@ Table& build_table() {
   register_elemwise_ops(r);
   register_layout_ops(r);
   register_reduce_ops(r);
-  register_dot_ops(r);
-  register_shape_ops(r);
+  register_linalg_ops(r);
   register_init_ops(r);
-  register_sample_ops(r);
   register_index_ops(r);
   register_random_ops(r);
   register_math_ops(r);

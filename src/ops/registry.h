@@ -67,16 +67,13 @@ void register_same_shape(Registry& r, Op op, std::vector<std::string> aliases = 
 void register_elemwise_ops(Registry& r);
 void register_layout_ops(Registry& r);
 void register_reduce_ops(Registry& r);
-void register_dot_ops(Registry& r);
-// Added for MXNet parity (ops/shape_ops.cc, ops/init_ops.cc, ops/sample_ops.cc).
-void register_shape_ops(Registry& r);
+void register_linalg_ops(Registry& r);
 void register_init_ops(Registry& r);
-void register_sample_ops(Registry& r);
 void register_index_ops(Registry& r);
 void register_random_ops(Registry& r);
 void register_math_ops(Registry& r);
 void register_nn_ops(Registry& r);
-void register_optimizer_ops(Registry& r);  // ops/optimizer_ops.cc
+void register_optimizer_ops(Registry& r);
 // Custom and _backward_Custom (ops/custom.cc), and Custom's gradient rule.
 void register_custom_ops(Registry& r);
 void register_custom_gradient();
@@ -84,6 +81,38 @@ void register_custom_gradient();
 void register_backward_ops(Registry& r);
 // After every operator: each operator's gradient rule (ops/gradient.h), in ops/gradient_rules.cc.
 void register_gradient_rules();
+
+// Output shape = f(parsed attributes, known input shapes), once every input shape is known.
+template <typename F>
+InferShapeFn when_known(F f) {
+  return [f](const ParsedParams& p, std::span<PartialShape> in, std::span<PartialShape> out) {
+    for (const PartialShape& s : in) {
+      if (!s.known()) return;
+    }
+    std::vector<Shape> shapes;
+    for (const PartialShape& s : in) shapes.push_back(s.shape());
+    out[0] = f(p, shapes);
+  };
+}
+
+// A no-input operator's output shape (fills, random draws): its parsed `shape` attribute (P's
+// optional `shape`) or, without one, the caller's output, whose rank must then be known.
+template <typename P>
+void shape_from_attribute(const ParsedParams& p, std::span<PartialShape>,
+                          std::span<PartialShape> out) {
+  const auto& a = p.get<P>();
+  if (a.shape) {
+    out[0] = *a.shape;
+  } else {
+    NANOMX_CHECK(out[0].rank_known()) << p.op() << ": required attribute 'shape' is missing";
+  }
+}
+
+// The dtype of the first input, the other inputs free (indices, conditions).
+inline void first_type(const ParsedParams&, std::span<PartialDType> in,
+                       std::span<PartialDType> out) {
+  for (PartialDType& o : out) o = in[0];
+}
 
 // Context attribute "cpu(0)" style (absent: cpu(0)).
 Context parse_ctx(const Params& p);

@@ -1,12 +1,8 @@
 // The CUDA backend against the CPU (docs/cuda.md): every CUDA kernel's result matches the CPU
 // kernel's within float32 tolerance; the allocator pools and reports to the memory profiler;
 // copies between cpu and gpu follow the engine's dependency rules. Skipped without a GPU.
-#include <gtest/gtest.h>
-#ifdef NANOMX_HAVE_CUDA
 #include <cuda_runtime_api.h>
-
-#include "backends/cuda/kernels/kernels.h"
-#endif
+#include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
@@ -18,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "backends/cuda/kernels/kernels.h"
 #include "gpu_compare.h"
 #include "nanomx/context.h"
 #include "nanomx/engine.h"
@@ -33,7 +30,6 @@ namespace {
 
 using namespace gpu_test;  // NOLINT: the fixture and comparisons of every GPU test file
 
-#ifdef NANOMX_HAVE_CUDA
 // Registering a kernel under a name that is no operator, or twice for one operator, throws, and
 // that happens only where a GPU is visible: checked here, on every machine with the backend.
 TEST(CudaKernels, EveryRegistrationNamesAnOperatorOnce) {
@@ -50,7 +46,6 @@ TEST(CudaKernels, EveryRegistrationNamesAnOperatorOnce) {
   });
   EXPECT_GT(count, 150u);
 }
-#endif
 
 NDArray labels(int64_t rows, int classes, uint32_t seed, float ignored = -1.f);
 
@@ -621,11 +616,9 @@ TEST_F(Gpu, CpuPinnedIsPageLockedAndCopies) {
   storage::DeviceAllocator& a = storage::allocator_for(DeviceType::kCPUPinned);
   EXPECT_STREQ(a.name(), "cpu pinned (CUDA)");
   storage::Block b = storage::allocate(1000, pinned);
-#ifdef NANOMX_HAVE_CUDA
   cudaPointerAttributes attributes{};
   ASSERT_EQ(cudaPointerGetAttributes(&attributes, b.data), cudaSuccess);
   EXPECT_EQ(attributes.type, cudaMemoryTypeHost);
-#endif
   void* first = b.data;
   storage::release(b);
   storage::Block again = storage::allocate(1000, pinned);

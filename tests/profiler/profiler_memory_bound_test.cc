@@ -3,20 +3,17 @@
 // per file and per kind in otherData; the first drop is announced once on stderr.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <fstream>
 #include <string>
 #include <thread>
-#include <vector>
 
 #include "nanomx/profiler.h"
 #include "profiler/hooks.h"
 #include "profiler_fixture.h"
+#include "profiler_load.h"
 #include "trace_file.h"
 
 namespace prof = nanomx::profiler;
@@ -24,14 +21,10 @@ using ::testing::HasSubstr;
 
 namespace {
 
-class ProfilerMemoryBound : public nanomx::testing::ProfilerTest {};
+using nanomx::testing::ChurningLoad;
+using nanomx::testing::rss_bytes;
 
-uint64_t rss_bytes() {
-  std::ifstream statm("/proc/self/statm");
-  uint64_t size = 0, resident = 0;
-  statm >> size >> resident;
-  return resident * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
-}
+class ProfilerMemoryBound : public nanomx::testing::ProfilerTest {};
 
 struct RssFigures {
   uint64_t after_warmup = 0;  // when `warmup` seconds have passed: the bound is reached by then
@@ -39,34 +32,10 @@ struct RssFigures {
   uint64_t end = 0;
 };
 
-// Every kind of record from `threads` threads, each thread replaced by a fresh one after
-// `events_per_thread` iterations (exited threads' buffers are what a run without dumps keeps),
-// until `seconds` have passed.
+// The churning load (profiler_load.h) until `seconds` have passed.
 RssFigures run_load(int threads, double warmup, double seconds, int events_per_thread) {
   const auto start = std::chrono::steady_clock::now();
-  const prof::NameId op = prof::intern("stress_op");
-  const prof::NameId api = prof::intern("MXStressCall");
-  std::atomic<bool> done{false};
-  std::vector<std::thread> workers;
-  for (int k = 0; k < threads; ++k) {
-    workers.emplace_back([&] {
-      prof::Domain domain("stress");
-      while (!done.load(std::memory_order_relaxed)) {
-        std::thread worker([&] {
-          prof::Counter counter(domain, "stress_counter");
-          for (int i = 0; i < events_per_thread; ++i) {
-            prof::ApiCallScope call(api);
-            uint64_t t = prof::now_ticks();
-            prof::record_operator(op, 0, t, t + 10);
-            prof::memory_alloc(0, 64);
-            prof::memory_free(0, 64);
-            counter.set_value(static_cast<uint64_t>(i));
-          }
-        });
-        worker.join();
-      }
-    });
-  }
+  ChurningLoad load(threads, events_per_thread);
   RssFigures figures;
   auto elapsed = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -78,8 +47,7 @@ RssFigures run_load(int threads, double warmup, double seconds, int events_per_t
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   figures.end = rss_bytes();
-  done = true;
-  for (auto& w : workers) w.join();
+  load.stop();
   figures.peak = std::max(figures.peak, figures.end);
   return figures;
 }

@@ -1,4 +1,4 @@
-// The optimizer update operators (ops/optimizer_ops.cc): MXNet's formulas, in place on the
+// The optimizer update operators (ops/optimizer.cc): MXNet's formulas, in place on the
 // weight, the state inputs written and ordered as writes by the engine.
 #include <gtest/gtest.h>
 

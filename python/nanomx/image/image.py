@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import ndarray as nd
 from .. import io
+from ..io import _image_pipeline
 from ..base import _LIB, MXNetError  # noqa: F401
 from ..ndarray import NDArray
 from .. import recordio
@@ -559,21 +560,9 @@ class ImageIter(io.DataIter):
         if entries is not None:
             cfg["imglist"] = _list_text(entries)
         cfg.update(_augment_config(self.data_shape, **kwargs))
-        self._start(cfg)
+        self._handle = _image_pipeline.create(cfg)
 
-    def _start(self, cfg):
-        keys = list(cfg.keys())
-        vals = [str(cfg[k]) for k in keys]
-        self._handle = _LIB.image_iter_create(keys, vals)
-
-    def __del__(self):
-        handle = getattr(self, "_handle", None)
-        if handle is not None:
-            try:
-                _LIB.image_iter_free(handle)
-            except Exception:  # interpreter shutdown
-                pass
-            self._handle = None
+    __del__ = _image_pipeline.free
 
     def reset(self):
         """Starts the next epoch (reshuffles when shuffle; a rolled-over partial batch is kept)."""
@@ -593,11 +582,7 @@ class ImageIter(io.DataIter):
     def next(self):
         if self._python:
             return self._py_next()
-        got = _LIB.image_iter_next(self._handle)
-        if got is None:
-            raise StopIteration
-        data, label, pad = got
-        return io.DataBatch([NDArray(data)], [NDArray(label)], pad=pad)
+        return _image_pipeline.next_batch(self._handle)
 
     def __next__(self):
         return self.next()

@@ -5,8 +5,8 @@ taken at 1:1; then mirror, then (pixel - mean) * scale / std per channel."""
 import os
 
 from ..base import _LIB, MXNetError
-from ..ndarray import NDArray
-from .io import DataBatch, DataDesc, DataIter
+from . import _image_pipeline
+from .io import DataDesc, DataIter
 
 __all__ = ["ImageRecordIter"]
 
@@ -111,8 +111,7 @@ class ImageRecordIter(DataIter):
         unknown = sorted(k for k in kwargs if k not in _IGNORED and k not in _NOT_IMPLEMENTED)
         if unknown:
             raise MXNetError("ImageRecordIter: unknown argument(s) %s" % ", ".join(unknown))
-        keys = list(cfg)
-        self._handle = _LIB.image_iter_create(keys, [str(cfg[k]) for k in keys])
+        self._handle = _image_pipeline.create(cfg)
         self.data_name, self.label_name = data_name, label_name
         self.first_batch = None
         self.first_batch = self.next()
@@ -121,14 +120,7 @@ class ImageRecordIter(DataIter):
         self.provide_label = [DataDesc(label_name, label.shape, label.dtype)]
         self.batch_size = data.shape[0]
 
-    def __del__(self):
-        handle = getattr(self, "_handle", None)
-        if handle is not None:
-            try:
-                _LIB.image_iter_free(handle)
-            except Exception:  # interpreter shutdown
-                pass
-            self._handle = None
+    __del__ = _image_pipeline.free
 
     def reset(self):
         self.first_batch = None
@@ -138,11 +130,7 @@ class ImageRecordIter(DataIter):
         if self.first_batch is not None:
             batch, self.first_batch = self.first_batch, None
             return batch
-        got = _LIB.image_iter_next(self._handle)
-        if got is None:
-            raise StopIteration
-        data, label, pad = got
-        return DataBatch([NDArray(data)], [NDArray(label)], pad=pad)
+        return _image_pipeline.next_batch(self._handle)
 
     def iter_next(self):
         raise NotImplementedError("ImageRecordIter: use next()")

@@ -17,6 +17,13 @@ def _as_list(obj):
     return obj if isinstance(obj, list) else [obj]
 
 
+def _call_batch_end(callbacks, epoch, nbatch, eval_metric, locals_):
+    """Calls each of callbacks (one or a list) with one BatchEndParam, as MXNet's loops do."""
+    params = BatchEndParam(epoch=epoch, nbatch=nbatch, eval_metric=eval_metric, locals=locals_)
+    for callback in _as_list(callbacks):
+        callback(params)
+
+
 def _check_input_names(symbol, names, typename, throw):
     """Each name must be an argument of symbol: ValueError (or a warning) listing the
     non-parameter arguments otherwise."""
@@ -88,35 +95,31 @@ class BaseModule(object):
             eval_metric = metric.create(eval_metric)
         eval_metric.reset()
         actual_num_batch = 0
-        for nbatch, eval_batch in enumerate(eval_data):
-            if num_batch is not None and nbatch == num_batch:
-                break
-            self.prepare(eval_batch, sparse_row_id_fn=sparse_row_id_fn)
-            self.forward(eval_batch, is_train=False)
+        for nbatch, eval_batch in self._forward_batches(eval_data, num_batch, sparse_row_id_fn):
             self.update_metric(eval_metric, eval_batch.label)
             if batch_end_callback is not None:
-                batch_end_params = BatchEndParam(epoch=epoch, nbatch=nbatch,
-                                                 eval_metric=eval_metric, locals=locals())
-                for callback in _as_list(batch_end_callback):
-                    callback(batch_end_params)
+                _call_batch_end(batch_end_callback, epoch, nbatch, eval_metric, locals())
             actual_num_batch += 1
         if score_end_callback:
-            params = BatchEndParam(epoch=epoch, nbatch=actual_num_batch,
-                                   eval_metric=eval_metric, locals=locals())
-            for callback in _as_list(score_end_callback):
-                callback(params)
+            _call_batch_end(score_end_callback, epoch, actual_num_batch, eval_metric, locals())
         return eval_metric.get_name_value()
+
+    def _forward_batches(self, eval_data, num_batch, sparse_row_id_fn):
+        """Yields (index, batch) for the first num_batch batches of eval_data (all of them when
+        None), each once prepare()d and run through an inference forward."""
+        for nbatch, eval_batch in enumerate(eval_data):
+            if num_batch is not None and nbatch == num_batch:
+                return
+            self.prepare(eval_batch, sparse_row_id_fn=sparse_row_id_fn)
+            self.forward(eval_batch, is_train=False)
+            yield nbatch, eval_batch
 
     def iter_predict(self, eval_data, num_batch=None, reset=True, sparse_row_id_fn=None):
         """Yields (outputs without the padding, batch index, batch) per batch."""
         assert self.binded and self.params_initialized
         if reset:
             eval_data.reset()
-        for nbatch, eval_batch in enumerate(eval_data):
-            if num_batch is not None and nbatch == num_batch:
-                break
-            self.prepare(eval_batch, sparse_row_id_fn=sparse_row_id_fn)
-            self.forward(eval_batch, is_train=False)
+        for nbatch, eval_batch in self._forward_batches(eval_data, num_batch, sparse_row_id_fn):
             pad = eval_batch.pad or 0
             outputs = [out[0:out.shape[0] - pad] for out in self.get_outputs()]
             yield (outputs, nbatch, eval_batch)
@@ -136,11 +139,7 @@ class BaseModule(object):
         if reset:
             eval_data.reset()
         output_list = []
-        for nbatch, eval_batch in enumerate(eval_data):
-            if num_batch is not None and nbatch == num_batch:
-                break
-            self.prepare(eval_batch, sparse_row_id_fn=sparse_row_id_fn)
-            self.forward(eval_batch, is_train=False)
+        for _, eval_batch in self._forward_batches(eval_data, num_batch, sparse_row_id_fn):
             pad = eval_batch.pad or 0
             outputs = [out[0:out.shape[0] - pad].copy() for out in self.get_outputs()]
             output_list.append(outputs)
@@ -207,10 +206,7 @@ class BaseModule(object):
                 if end_of_batch:
                     eval_name_vals = eval_metric.get_global_name_value()
                 if batch_end_callback is not None:
-                    batch_end_params = BatchEndParam(epoch=epoch, nbatch=nbatch,
-                                                     eval_metric=eval_metric, locals=locals())
-                    for callback in _as_list(batch_end_callback):
-                        callback(batch_end_params)
+                    _call_batch_end(batch_end_callback, epoch, nbatch, eval_metric, locals())
                 nbatch += 1
             for name, val in eval_name_vals:
                 self.logger.info("Epoch[%d] Train-%s=%f", epoch, name, val)

@@ -136,14 +136,21 @@ def _make_function(name, handle, arg_names, arg_types):
     return function
 
 
-def populate():
-    """Fills nanomx.ndarray.op (public names) and nanomx.ndarray._internal (names with a
-    leading underscore) with a function per operator name and alias."""
+def _populate(make_function, get_handle, public, internal):
+    """Adds make_function(op_name, handle, arg_names, arg_types) for each operator name and
+    alias to `internal` when the name has a leading underscore, else to `public` (and to that
+    module's __all__). Shared with symbol/register.py."""
     for op_name in _LIB.list_op_names():
-        handle = _LIB.get_op_handle(op_name)
+        handle = get_handle(op_name)
         _, arg_names, arg_types = _LIB.op_info(handle)
-        function = _make_function(op_name, handle, arg_names, arg_types)
-        module = _internal if op_name.startswith("_") else op
+        function = make_function(op_name, handle, arg_names, arg_types)
+        module = internal if op_name.startswith("_") else public
         function.__module__ = module.__name__
         setattr(module, op_name, function)
         module.__all__.append(op_name)
+
+
+def populate():
+    """Fills nanomx.ndarray.op (public names) and nanomx.ndarray._internal (names with a
+    leading underscore) with a function per operator name and alias."""
+    _populate(_make_function, _LIB.get_op_handle, op, _internal)

@@ -9,7 +9,7 @@ NameManager names it after the lower-cased function name: `fullyconnected0`) and
 from ..attribute import AttrScope
 from ..base import _LIB, _Null
 from ..name import NameManager
-from ..ndarray.register import _attr_text
+from ..ndarray.register import _attr_text, _populate
 from . import _internal, op
 from .symbol import Symbol
 
@@ -124,11 +124,4 @@ def _make_function(op_name, handle, arg_names, arg_types):
 
 def populate():
     """Fills nanomx.symbol.op and nanomx.symbol._internal with a function per operator name."""
-    for op_name in _LIB.list_op_names():
-        handle = _op_handle(op_name)
-        _, arg_names, arg_types = _LIB.op_info(handle)
-        function = _make_function(op_name, handle, arg_names, arg_types)
-        module = _internal if op_name.startswith("_") else op
-        function.__module__ = module.__name__
-        setattr(module, op_name, function)
-        module.__all__.append(op_name)
+    _populate(_make_function, _op_handle, op, _internal)

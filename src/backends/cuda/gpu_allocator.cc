@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/cuda/block_pool.h"
 #include "backends/cuda/cuda_call.h"
 #include "backends/cuda/gpu_memory_profile.h"
 #include "nanomx/env.h"
@@ -68,12 +69,6 @@ class DeviceGuard {  // sets the calling thread's device for a scope
   int dev_id_ = 0;
 };
 
-struct DevicePool {
-  std::mutex mutex;
-  std::map<size_t, std::vector<void*>> free_blocks;
-  size_t pooled = 0;
-};
-
 class GpuAllocator final : public DeviceAllocator {
  public:
   Block allocate(size_t size, Context ctx) override {
@@ -84,19 +79,9 @@ class GpuAllocator final : public DeviceAllocator {
     check_gpu_id(ctx.dev_id);
     const GpuPoolType type = gpu_pool_type();
     const size_t capacity = gpu_size_class(size, type);
-    DevicePool& p = pool(ctx.dev_id);
-    void* data = nullptr;
-    if (type != GpuPoolType::kUnpooled) {
-      std::lock_guard lock(p.mutex);
-      auto it = p.free_blocks.find(capacity);
-      if (it != p.free_blocks.end() && !it->second.empty()) {
-        data = it->second.back();
-        it->second.pop_back();
-        p.pooled -= capacity;
-      }
-    }
+    void* data = type != GpuPoolType::kUnpooled ? pool(ctx.dev_id).take(capacity) : nullptr;
     const bool reused = data != nullptr;
-    if (data == nullptr) data = malloc_on(ctx, capacity, p);
+    if (data == nullptr) data = malloc_on(ctx, capacity);
     block.data = data;
     block.capacity = capacity;
     profiler::memory_alloc(ctx.profiler_slot(), capacity);
@@ -115,10 +100,7 @@ class GpuAllocator final : public DeviceAllocator {
       DeviceGuard guard(block.ctx.dev_id);
       (void)cudaFree(block.data);  // at exit the driver may be gone: nothing to report
     } else {
-      DevicePool& p = pool(block.ctx.dev_id);
-      std::lock_guard lock(p.mutex);
-      p.free_blocks[block.capacity].push_back(block.data);
-      p.pooled += block.capacity;
+      pool(block.ctx.dev_id).put(block.data, block.capacity);
     }
     block.data = nullptr;
   }
@@ -133,36 +115,27 @@ class GpuAllocator final : public DeviceAllocator {
 
   size_t pooled_bytes() override {
     size_t total = 0;
-    for (int d = 0; d < num_gpus(); ++d) {
-      DevicePool& p = pool(d);
-      std::lock_guard lock(p.mutex);
-      total += p.pooled;
-    }
+    for (int d = 0; d < num_gpus(); ++d) total += pool(d).pooled_bytes();
     return total;
   }
 
   const char* name() const override { return "gpu pooled"; }
 
  private:
-  DevicePool& pool(int dev_id) {
-    static std::vector<DevicePool>* pools = new std::vector<DevicePool>(
+  BlockPool& pool(int dev_id) {
+    static std::vector<BlockPool>* pools = new std::vector<BlockPool>(
         static_cast<size_t>(num_gpus()));  // never destroyed: blocks outlive statics
     return (*pools)[static_cast<size_t>(dev_id)];
   }
 
   void free_pool(int dev_id) {
-    DevicePool& p = pool(dev_id);
-    std::lock_guard lock(p.mutex);
-    if (p.pooled == 0) return;
+    BlockPool& p = pool(dev_id);
+    if (p.pooled_bytes() == 0) return;
     DeviceGuard guard(dev_id);
-    for (auto& [capacity, blocks] : p.free_blocks) {
-      for (void* data : blocks) NANOMX_CUDA_CALL(cudaFree(data));
-      blocks.clear();
-    }
-    p.pooled = 0;
+    p.drain([](void* data) { NANOMX_CUDA_CALL(cudaFree(data)); });
   }
 
-  void* malloc_on(Context ctx, size_t capacity, DevicePool& p) {
+  void* malloc_on(Context ctx, size_t capacity) {
     DeviceGuard guard(ctx.dev_id);
     static const int reserve = env::get_int("GPU_MEM_POOL_RESERVE", 5);
     NANOMX_CHECK(reserve >= 0 && reserve <= 100)
@@ -170,12 +143,7 @@ class GpuAllocator final : public DeviceAllocator {
     size_t free_bytes = 0, total_bytes = 0;
     NANOMX_CUDA_CALL(cudaMemGetInfo(&free_bytes, &total_bytes));
     const size_t reserved = total_bytes / 100 * static_cast<size_t>(reserve);
-    bool pooled_any = false;
-    {
-      std::lock_guard lock(p.mutex);
-      pooled_any = p.pooled > 0;
-    }
-    if (pooled_any && free_bytes < reserved + capacity) free_pool(ctx.dev_id);
+    if (free_bytes < reserved + capacity) free_pool(ctx.dev_id);  // nothing when none is pooled
     void* data = nullptr;
     cudaError_t status = cudaMalloc(&data, capacity);
     if (status != cudaSuccess) {

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <vector>
 
+#include "backends/cuda/block_pool.h"
 #include "backends/cuda/cuda_call.h"
 #include "backends/cuda/gpu_allocator.h"
 #include "nanomx/error.h"
@@ -27,16 +28,7 @@ class PinnedAllocator final : public DeviceAllocator {
     block.size = size;
     if (size == 0) return block;
     const size_t capacity = size_class(size);
-    void* data = nullptr;
-    {
-      std::lock_guard lock(mutex_);
-      auto it = free_.find(capacity);
-      if (it != free_.end() && !it->second.empty()) {
-        data = it->second.back();
-        it->second.pop_back();
-        pooled_ -= capacity;
-      }
-    }
+    void* data = pool_.take(capacity);
     if (data == nullptr) {
       // Portable: pinned for every GPU, whichever device the calling thread is on.
       cudaError_t status = cudaHostAlloc(&data, capacity, cudaHostAllocPortable);
@@ -59,37 +51,20 @@ class PinnedAllocator final : public DeviceAllocator {
   void release(Block& block) override {
     if (block.data == nullptr) return;
     profiler::memory_free(block.ctx.profiler_slot(), block.capacity);
-    {
-      std::lock_guard lock(mutex_);
-      free_[block.capacity].push_back(block.data);
-      pooled_ += block.capacity;
-    }
+    pool_.put(block.data, block.capacity);
     block.data = nullptr;
   }
 
   void release_pooled() override {
-    std::map<size_t, std::vector<void*>> blocks;
-    {
-      std::lock_guard lock(mutex_);
-      blocks.swap(free_);
-      pooled_ = 0;
-    }
-    for (auto& [capacity, list] : blocks) {
-      for (void* data : list) (void)cudaFreeHost(data);  // at exit the driver may be gone
-    }
+    pool_.drain([](void* data) { (void)cudaFreeHost(data); });  // at exit the driver may be gone
   }
 
-  size_t pooled_bytes() override {
-    std::lock_guard lock(mutex_);
-    return pooled_;
-  }
+  size_t pooled_bytes() override { return pool_.pooled_bytes(); }
 
   const char* name() const override { return "cpu pinned (CUDA)"; }
 
  private:
-  std::mutex mutex_;
-  std::map<size_t, std::vector<void*>> free_;
-  size_t pooled_ = 0;
+  BlockPool pool_;
 };
 
 }  // namespace

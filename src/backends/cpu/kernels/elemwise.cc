@@ -175,18 +175,6 @@ void convert_kernel(const ParsedParams&, std::span<const NDArray> in,
   });
 }
 
-void fill_kernel(const ParsedParams& p, std::span<const NDArray>, std::span<const NDArray> outs) {
-  const double value = p.get<FillParams>().value;
-  const NDArray& out = outs[0];
-  dispatch_dtype(out.dtype(), [&](auto tag) {
-    using T = decltype(tag);
-    const T v = from_double<T>(value);
-    T* o = out.data_as<T>();
-    const int64_t n = out.size();
-    for (int64_t i = 0; i < n; ++i) o[i] = v;
-  });
-}
-
 // add_n: summed left to right in the dtype's arithmetic (as MXNet's ElementWiseSum).
 void add_n_kernel(const ParsedParams&, std::span<const NDArray> in, std::span<const NDArray> outs) {
   const NDArray& out = outs[0];
@@ -225,9 +213,6 @@ void register_elemwise_kernels() {
   register_kernel("clip", kCPU, clip_kernel);
   register_kernel("Cast", kCPU, convert_kernel);
   register_kernel("_copyto", kCPU, convert_kernel);
-  register_kernel("_full", kCPU, fill_kernel);
-  register_kernel("_zeros", kCPU, fill_kernel);
-  register_kernel("_ones", kCPU, fill_kernel);
   register_kernel("add_n", kCPU, add_n_kernel);
   register_kernel("elemwise_add", kCPU, binary_kernel<Add>);
   register_kernel("elemwise_sub", kCPU, binary_kernel<Sub>);
@@ -236,7 +221,6 @@ void register_elemwise_kernels() {
   register_kernel("_grad_add", kCPU, binary_kernel<Add>);
   register_kernel("_copy", kCPU, convert_kernel);
   register_kernel("_identity_with_attr_like_rhs", kCPU, convert_kernel);
-  register_kernel("_zeros_without_dtype", kCPU, fill_kernel);
 }
 
 }  // namespace nanomx::ops::cpu

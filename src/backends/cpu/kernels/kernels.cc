@@ -10,10 +10,8 @@ void register_cpu_kernels() {
   cpu::register_elemwise_kernels();
   cpu::register_layout_kernels();
   cpu::register_reduce_kernels();
-  cpu::register_dot_kernels();
-  cpu::register_shape_kernels();
+  cpu::register_linalg_kernels();
   cpu::register_init_kernels();
-  cpu::register_sample_kernels();
   cpu::register_index_kernels();
   cpu::register_random_kernels();
   cpu::register_math_kernels();

@@ -23,10 +23,8 @@ namespace nanomx::ops::cpu {
 void register_elemwise_kernels();
 void register_layout_kernels();
 void register_reduce_kernels();
-void register_dot_kernels();
-void register_shape_kernels();
+void register_linalg_kernels();
 void register_init_kernels();
-void register_sample_kernels();
 void register_index_kernels();
 void register_random_kernels();
 void register_math_kernels();

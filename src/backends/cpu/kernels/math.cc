@@ -9,15 +9,11 @@
 #include <numbers>
 
 #include "backends/cpu/kernels/kernels.h"
-#include "ops/math_params.h"
 #include "ops/op_params.h"
 #include "ops/unary_math.h"
 
 namespace nanomx::ops::cpu {
 namespace {
-
-template <typename T>
-constexpr bool kIsFloat = std::is_floating_point_v<T> || std::is_same_v<T, half>;
 
 template <typename T>
 inline T from_compute(compute_t<T> v) {
@@ -387,62 +383,6 @@ void register_binary(const std::string& op, bool reversed) {
   if (reversed) register_kernel("_r" + op + "_scalar", kCPU, scalar_kernel<F, true>);
 }
 
-// ---- softmax --------------------------------------------------------------------------------
-
-enum class Softmax { kSoftmax, kLog, kMin };
-
-// Along the axis, for each (outer, inner) pair: m = max(x / t), e = exp(x / t - m),
-// softmax = e / sum(e), log_softmax = x / t - m - log(sum(e)); softmin negates x first.
-// Accumulates in double; an empty input writes nothing.
-template <Softmax S, typename In, typename Out>
-void softmax_typed(const NDArray& in, const NDArray& out, int axis, double temperature) {
-  const Shape& shape = in.shape();
-  int64_t outer = 1, inner = 1;
-  for (int i = 0; i < axis; ++i) outer *= shape[i];
-  for (int i = axis + 1; i < shape.ndim(); ++i) inner *= shape[i];
-  const int64_t len = shape[axis];
-  const In* x = in.data_as<In>();
-  Out* o = out.data_as<Out>();
-  const double scale = (S == Softmax::kMin ? -1.0 : 1.0) / temperature;
-  std::vector<double> row(static_cast<size_t>(len));
-  for (int64_t a = 0; a < outer; ++a) {
-    for (int64_t b = 0; b < inner; ++b) {
-      const int64_t base = a * len * inner + b;
-      double m = -std::numeric_limits<double>::infinity();
-      for (int64_t k = 0; k < len; ++k) {
-        const double v = to_double(x[base + k * inner]) * scale;
-        row[static_cast<size_t>(k)] = v;
-        if (v > m) m = v;
-      }
-      double sum = 0;
-      for (int64_t k = 0; k < len; ++k) sum += std::exp(row[static_cast<size_t>(k)] - m);
-      const double log_sum = std::log(sum);
-      for (int64_t k = 0; k < len; ++k) {
-        const double v = row[static_cast<size_t>(k)] - m;
-        o[base + k * inner] =
-            from_double<Out>(S == Softmax::kLog ? v - log_sum : std::exp(v) / sum);
-      }
-    }
-  }
-}
-
-template <Softmax S>
-void softmax_kernel(const ParsedParams& p, std::span<const NDArray> in,
-                    std::span<const NDArray> out) {
-  const auto& s = p.get<SoftmaxParams>();
-  const int axis = normalize_axis(s.axis, in[0].shape().ndim(), p.op().c_str());
-  dispatch_dtype(in[0].dtype(), [&](auto in_tag) {
-    using In = decltype(in_tag);
-    dispatch_dtype(out[0].dtype(), [&](auto out_tag) {
-      using Out = decltype(out_tag);
-      // Inference admits floating-point types only.
-      if constexpr (kIsFloat<In> && kIsFloat<Out>) {
-        softmax_typed<S, In, Out>(in[0], out[0], axis, s.temperature);
-      }
-    });
-  });
-}
-
 }  // namespace
 
 void register_math_kernels() {
@@ -466,10 +406,6 @@ void register_math_kernels() {
   register_binary<LogicalAnd>("logical_and", false);
   register_binary<LogicalOr>("logical_or", false);
   register_binary<LogicalXor>("logical_xor", false);
-
-  register_kernel("softmax", kCPU, softmax_kernel<Softmax::kSoftmax>);
-  register_kernel("log_softmax", kCPU, softmax_kernel<Softmax::kLog>);
-  register_kernel("softmin", kCPU, softmax_kernel<Softmax::kMin>);
 }
 
 }  // namespace nanomx::ops::cpu

@@ -3,7 +3,6 @@
 #include <limits>
 
 #include "backends/cpu/kernels/kernels.h"
-#include "ops/math_params.h"
 #include "ops/op_params.h"
 
 namespace nanomx::ops::cpu {

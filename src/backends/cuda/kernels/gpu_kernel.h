@@ -16,7 +16,7 @@
 #include "nanomx/ndarray.h"
 #include "nanomx/shape.h"
 #include "ops/kernel.h"
-#include "ops/math_params.h"
+#include "ops/op_params.h"
 
 namespace nanomx::ops::cuda_kernels {
 
@@ -35,7 +35,7 @@ void add_init_kernels(const AddKernel& add);
 void add_random_kernels(const AddKernel& add);
 void add_nn_kernels(const AddKernel& add);
 void add_optimizer_kernels(const AddKernel& add);
-void add_dot_kernels(const AddKernel& add);
+void add_linalg_kernels(const AddKernel& add);
 
 // The stream a kernel launches on: the GPU worker's. Elsewhere (the naive engine runs operators
 // on the calling thread) the thread's default per-thread stream, synchronized before returning,

@@ -10,7 +10,7 @@ namespace {
 
 // ---- sorting ----
 
-// The CPU's order (ops/cpu/shape_ops.cc): by value (in the compute type: float for half),
+// The CPU's order (backends/cpu/kernels/index.cc): by value (in the compute type: float for half),
 // NaN last ascending and first descending, equal values (and NaNs among themselves) in index
 // order. A total order on (value, index) pairs.
 template <typename T>

@@ -2,7 +2,6 @@
 // _linspace, _eye.
 #include "backends/cuda/kernels/gpu_kernel.h"
 #include "ops/op_params.h"
-#include "ops/shape_params.h"
 
 namespace nanomx::ops::cuda_kernels {
 namespace {

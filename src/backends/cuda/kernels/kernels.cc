@@ -21,7 +21,7 @@ void for_each_cuda_kernel(const std::function<void(std::string_view, Kernel)>& a
   cuda_kernels::add_random_kernels(add);
   cuda_kernels::add_nn_kernels(add);
   cuda_kernels::add_optimizer_kernels(add);
-  cuda_kernels::add_dot_kernels(add);
+  cuda_kernels::add_linalg_kernels(add);
 }
 
 void register_cuda_kernels() {

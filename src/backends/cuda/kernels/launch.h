@@ -244,8 +244,8 @@ cudaError_t softmax_output_grad_dense(ConstTensor y, ConstTensor label, Tensor g
 // ---- index_kernels.cu: sorting, gather/scatter by index tuples, padding, sampling ----
 
 // sort / argsort / topk over `lanes` = outer * inner lanes of `len` elements `inner` apart (lane
-// (o, i) holds x[(o * len + j) * inner + i]), in the CPU's order (ops/cpu/shape_ops.cc): by
-// value, ascending or not, NaN last ascending and first descending, equal values in index order
+// (o, i) holds x[(o * len + j) * inner + i]), in the CPU's order (backends/cpu/kernels/index.cc):
+// by value, ascending or not, NaN last ascending and first descending, equal values in index order
 // -- a total order, so the result is the CPU's exactly. A segmented merge sort of (value, index)
 // pairs in `scratch` (sort_scratch_bytes); then the first k of each lane written to whichever
 // outputs have data: `values` (x's dtype) and `indices` (any dtype) laid out as (outer, k,

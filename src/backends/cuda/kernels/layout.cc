@@ -5,7 +5,6 @@
 #include "backends/cuda/kernels/gpu_kernel.h"
 #include "ops/op_params.h"
 #include "ops/shape_inference.h"
-#include "ops/shape_params.h"
 
 namespace nanomx::ops::cuda_kernels {
 namespace {

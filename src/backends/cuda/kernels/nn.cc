@@ -3,7 +3,7 @@
 #include "ops/nn.h"
 
 #include "backends/cuda/kernels/gpu_kernel.h"
-#include "ops/math_params.h"
+#include "ops/op_params.h"
 
 namespace nanomx::ops::cuda_kernels {
 namespace {
@@ -122,8 +122,8 @@ void softmax_output(const ParsedParams& p, std::span<const NDArray> in,
   check_launch(p, cu::softmax(f(in[0]), fw(out[0]), outer, len, inner, 1.0, false, s));
 }
 
-// (output, label) -> (d_data, d_label): the CPU kernel's rules (cpu/backward_ops.cc), labels
-// as class indices of the output's dtype, or probabilities of the output's shape.
+// (output, label) -> (d_data, d_label): the CPU kernel's rules (backends/cpu/kernels/backward.cc),
+// labels as class indices of the output's dtype, or probabilities of the output's shape.
 void softmax_output_backward(const ParsedParams& p, std::span<const NDArray> in,
                              std::span<const NDArray> out, cudaStream_t s) {
   const auto& sp = p.get<SoftmaxOutputParams>();

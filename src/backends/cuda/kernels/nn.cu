@@ -6,6 +6,20 @@
 namespace nanomx::ops::cuda {
 namespace {
 
+// The sum of every thread's `value` in the block, returned to each thread; `partial` is the
+// block's kThreads shared doubles, free again on return.
+__device__ __forceinline__ double block_sum(double* partial, double value) {
+  partial[threadIdx.x] = value;
+  __syncthreads();
+  for (unsigned s = blockDim.x / 2; s > 0; s /= 2) {
+    if (threadIdx.x < s) partial[threadIdx.x] += partial[threadIdx.x + s];
+    __syncthreads();
+  }
+  const double sum = partial[0];
+  __syncthreads();
+  return sum;
+}
+
 // One block per (outer, inner) row: max, then the sum of exponentials, then the outputs.
 template <typename T>
 __global__ void softmax_kernel(const T* x, T* out, int64_t outer, int64_t len, int64_t inner,
@@ -32,14 +46,7 @@ __global__ void softmax_kernel(const T* x, T* out, int64_t outer, int64_t len, i
     for (int64_t j = threadIdx.x; j < len; j += blockDim.x) {
       sum += exp(static_cast<double>(widen(xr[j * inner])) / temperature - mx);
     }
-    partial[threadIdx.x] = sum;
-    __syncthreads();
-    for (unsigned s = blockDim.x / 2; s > 0; s /= 2) {
-      if (threadIdx.x < s) partial[threadIdx.x] += partial[threadIdx.x + s];
-      __syncthreads();
-    }
-    sum = partial[0];
-    __syncthreads();
+    sum = block_sum(partial, sum);
     for (int64_t j = threadIdx.x; j < len; j += blockDim.x) {
       const double z = static_cast<double>(widen(xr[j * inner])) / temperature - mx;
       yr[j * inner] = narrow<T>(static_cast<Acc<T>>(log ? z - ::log(sum) : exp(z) / sum));
@@ -59,14 +66,7 @@ __global__ void softmax_grad_kernel(int kind, const T* dy, const T* y, T* dx, in
       const int64_t i = base + j * inner;
       sum += kind == 1 ? double(widen(dy[i])) : double(widen(dy[i])) * double(widen(y[i]));
     }
-    partial[threadIdx.x] = sum;
-    __syncthreads();
-    for (unsigned s = blockDim.x / 2; s > 0; s /= 2) {
-      if (threadIdx.x < s) partial[threadIdx.x] += partial[threadIdx.x + s];
-      __syncthreads();
-    }
-    sum = partial[0];
-    __syncthreads();
+    sum = block_sum(partial, sum);
     for (int64_t j = threadIdx.x; j < len; j += blockDim.x) {
       const int64_t i = base + j * inner;
       const double g = widen(dy[i]), yi = widen(y[i]);

@@ -1,7 +1,8 @@
 // The CUDA kernels of the optimizer updates: sgd (with momentum, several weights at once, mixed
 // precision) and adam.
+#include "ops/optimizer.h"
+
 #include "backends/cuda/kernels/gpu_kernel.h"
-#include "ops/optimizer_ops.h"
 
 namespace nanomx::ops::cuda_kernels {
 namespace {

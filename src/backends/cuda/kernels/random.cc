@@ -6,7 +6,6 @@
 #include "backends/cuda/kernels/gpu_kernel.h"
 #include "nanomx/dtype.h"
 #include "ops/op_params.h"
-#include "ops/shape_params.h"
 
 namespace nanomx::ops::cuda_kernels {
 namespace {

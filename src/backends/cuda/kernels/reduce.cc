@@ -5,7 +5,6 @@
 #include <vector>
 
 #include "backends/cuda/kernels/gpu_kernel.h"
-#include "ops/math_params.h"
 #include "ops/op_params.h"
 #include "ops/shape_inference.h"
 

@@ -1,6 +1,6 @@
 // dot's definition: lhs (..., K) or, with transpose_a, (K, ...); rhs (K, ...) or, with
 // transpose_b, (..., K). The result has lhs's other dims then rhs's; two 1-D vectors give (1,)
-// (MXNet 1.x). CPU kernel: cpu/dot.cc.
+// (MXNet 1.x); batch_dot. CPU kernels: backends/cpu/kernels/linalg.cc.
 #include <cstdint>
 #include <string>
 
@@ -65,7 +65,7 @@ DotDims batch_dot_dims(const DotParams& p, const Shape& sa, const Shape& sb, Sha
   return d;
 }
 
-void register_dot_ops(Registry& r) {
+void register_linalg_ops(Registry& r) {
   r.add({.name = "dot",
          .inputs = {"lhs", "rhs"},
          .keys = {"transpose_a", "transpose_b"},

@@ -1,10 +1,9 @@
-// CPU kernels of the creation operators added for MXNet parity (definitions in
-// ops/init_ops.cc).
+// CPU kernels of the creation operators (definitions in ops/init.cc).
 #include <algorithm>
 #include <cstring>
 
 #include "backends/cpu/kernels/kernels.h"
-#include "ops/shape_params.h"
+#include "ops/op_params.h"
 
 namespace nanomx::ops::cpu {
 namespace {
@@ -58,6 +57,18 @@ void eye_kernel(const ParsedParams& p, std::span<const NDArray>, std::span<const
   });
 }
 
+void fill_kernel(const ParsedParams& p, std::span<const NDArray>, std::span<const NDArray> outs) {
+  const double value = p.get<FillParams>().value;
+  const NDArray& out = outs[0];
+  dispatch_dtype(out.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const T v = from_double<T>(value);
+    T* o = out.data_as<T>();
+    const int64_t n = out.size();
+    for (int64_t i = 0; i < n; ++i) o[i] = v;
+  });
+}
+
 template <int kValue>
 void fill_like_kernel(const ParsedParams&, std::span<const NDArray>,
                       std::span<const NDArray> outs) {
@@ -72,6 +83,9 @@ void fill_like_kernel(const ParsedParams&, std::span<const NDArray>,
 
 void register_init_kernels() {
   constexpr DeviceType kCPU = DeviceType::kCPU;
+  for (const char* name : {"_full", "_zeros", "_ones", "_zeros_without_dtype"}) {
+    register_kernel(name, kCPU, fill_kernel);
+  }
   register_kernel("_arange", kCPU, arange_kernel);
   register_kernel("_linspace", kCPU, linspace_kernel);
   register_kernel("_eye", kCPU, eye_kernel);

@@ -1,8 +1,8 @@
-// CPU kernels of the optimizer update operators (definitions in ops/optimizer_ops.cc), with
+// CPU kernels of the optimizer update operators (definitions in ops/optimizer.cc), with
 // MXNet's formulas element by element in the weight's compute type (float for float16). The
 // weight is written through out[0] (the weight itself when called with out=weight); the state
 // inputs are written in place.
-#include "ops/optimizer_ops.h"
+#include "ops/optimizer.h"
 
 #include <cmath>
 #include <type_traits>

@@ -5,8 +5,8 @@
 // (called with out=weight, in place) and updates its state inputs (momentum, Adam's mean and
 // variance, the float32 master weight) in place: those are declared as mutated inputs, so the
 // engine orders them as written. They are not differentiable. CPU kernels:
-// cpu/optimizer_ops.cc; formulas: docs/symbolic.md.
-#include "ops/optimizer_ops.h"
+// backends/cpu/kernels/optimizer.cc; formulas: docs/symbolic.md.
+#include "ops/optimizer.h"
 
 #include <string>
 #include <vector>

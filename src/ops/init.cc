@@ -1,10 +1,10 @@
-// Definitions of the creation operators added for MXNet parity: _arange, _linspace, _eye,
-// zeros_like and ones_like, with MXNet 1.9.1's parameters and defaults
-// (docs/mxnet-compat.md#operators). CPU kernels: cpu/init_ops.cc.
+// Creation operator definitions: _zeros, _ones, _full, _zeros_without_dtype, _arange,
+// _linspace, _eye, zeros_like and ones_like, with MXNet 1.9.1's parameters and defaults
+// (docs/mxnet-compat.md#operators). CPU kernels: backends/cpu/kernels/init.cc.
 #include <cmath>
 
+#include "ops/op_params.h"
 #include "ops/registry.h"
-#include "ops/shape_params.h"
 
 namespace nanomx::ops {
 namespace {
@@ -57,9 +57,64 @@ Op like_op(const char* name) {
           .backward = {.differentiable = false}};
 }
 
+FillParams parse_fill(const Params& p, double value) {
+  FillParams f;
+  if (p.has("shape")) f.shape = p.get_shape("shape");
+  if (p.has("dtype")) {
+    const DType d = p.get_dtype("dtype", DType::kFloat32);
+    if (p.get_string("dtype") != "None") f.dtype = d;
+  }
+  f.value = value;
+  f.ctx = parse_ctx(p);
+  return f;
+}
+
+// `keep_out_dtype`: without a dtype attribute a known output dtype stays (else float32).
+void register_fill(Registry& r, const char* name, std::vector<std::string> keys,
+                   FillParams (*parse)(const Params&), bool keep_out_dtype = false) {
+  r.add({.name = name,
+         .inputs = {},
+         .keys = std::move(keys),
+         .parse = parser(parse),
+         .infer_shape = shape_from_attribute<FillParams>,
+         .infer_type =
+             [keep_out_dtype](const ParsedParams& p, std::span<PartialDType>,
+                              std::span<PartialDType> out) {
+               const auto& f = p.get<FillParams>();
+               if (f.dtype) {
+                 out[0] = f.dtype;
+               } else if ((f.shape && !keep_out_dtype) || !out[0]) {
+                 out[0] = DType::kFloat32;
+               }
+             },
+         .backward = {.differentiable = false},
+         .default_context = [](const ParsedParams& p) { return p.get<FillParams>().ctx; }});
+}
+
 }  // namespace
 
 void register_init_ops(Registry& r) {
+  register_fill(
+      r, "_full", {"shape", "dtype", "value", "ctx"},
+      +[](const Params& p) { return parse_fill(p, p.get_float("value")); });
+  register_fill(
+      r, "_zeros", {"shape", "dtype", "ctx"}, +[](const Params& p) { return parse_fill(p, 0.0); });
+  register_fill(
+      r, "_ones", {"shape", "dtype", "ctx"}, +[](const Params& p) { return parse_fill(p, 1.0); });
+  // Zeros whose dtype, when not given (or MXNet's -1), comes from the graph (the output slot)
+  // rather than a float32 default: a gradient graph's "no gradient at all" entry.
+  register_fill(
+      r, "_zeros_without_dtype", {"shape", "dtype", "ctx"},
+      +[](const Params& p) {
+        if (p.has("dtype") && p.get_string("dtype") == "-1") {
+          FillParams f;
+          if (p.has("shape")) f.shape = p.get_shape("shape");
+          f.ctx = parse_ctx(p);
+          return f;
+        }
+        return parse_fill(p, 0.0);
+      },
+      true);
   r.add(creation_op(
       "_arange", {"start", "stop", "step", "repeat", "infer_range", "ctx", "dtype"},
       +[](const Params& p) {

@@ -1,4 +1,4 @@
-// The parsed attributes of the optimizer update operators (ops/optimizer_ops.cc), read by their
+// The parsed attributes of the optimizer update operators (ops/optimizer.cc), read by their
 // kernels on every device. docs/symbolic.md gives each operator's formula.
 #pragma once
 

@@ -1,5 +1,5 @@
 // dot's CPU kernel: matrix product through OpenBLAS for float32/float64, a plain kernel for the
-// other dtypes (definition in ops/dot.cc).
+// other dtypes (definition in ops/linalg.cc).
 #include <cblas.h>
 
 #include <cstring>
@@ -87,40 +87,23 @@ void batch_dot(const ParsedParams& p, std::span<const NDArray> in, std::span<con
   int64_t batch = 0;
   const DotDims d =
       batch_dot_dims(p.get<DotParams>(), in[0].shape(), in[1].shape(), nullptr, &batch);
-  if (batch == 0 || d.m == 0 || d.n == 0) return;
-  if (d.k == 0) {
-    std::memset(out[0].data(), 0, out[0].nbytes());
-    return;
+  const DType dtype = out[0].dtype();
+  const size_t esize = dtype_size(dtype);
+  const auto* a = static_cast<const char*>(in[0].data());
+  const auto* b = static_cast<const char*>(in[1].data());
+  auto* o = static_cast<char*>(out[0].data());
+  const auto sa = static_cast<size_t>(d.m * d.k) * esize,
+             sb = static_cast<size_t>(d.k * d.n) * esize,
+             so = static_cast<size_t>(d.m * d.n) * esize;
+  for (int64_t i = 0; i < batch; ++i) {
+    const auto at = static_cast<size_t>(i);
+    gemm(dtype, a + at * sa, b + at * sb, o + at * so, d);
   }
-  const auto ta = d.ta ? CblasTrans : CblasNoTrans;
-  const auto tb = d.tb ? CblasTrans : CblasNoTrans;
-  const auto lda = static_cast<blasint>(d.ta ? d.m : d.k);
-  const auto ldb = static_cast<blasint>(d.tb ? d.k : d.n);
-  const auto m = static_cast<blasint>(d.m), n = static_cast<blasint>(d.n),
-             k = static_cast<blasint>(d.k);
-  const int64_t sa = d.m * d.k, sb = d.k * d.n, so = d.m * d.n;
-  dispatch_dtype(out[0].dtype(), [&](auto tag) {
-    using T = decltype(tag);
-    const T* a = in[0].data_as<T>();
-    const T* b = in[1].data_as<T>();
-    T* o = out[0].data_as<T>();
-    for (int64_t i = 0; i < batch; ++i) {
-      if constexpr (std::is_same_v<T, float>) {
-        cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f, a + i * sa, lda, b + i * sb, ldb, 0.0f,
-                    o + i * so, n);
-      } else if constexpr (std::is_same_v<T, double>) {
-        cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, 1.0, a + i * sa, lda, b + i * sb, ldb, 0.0,
-                    o + i * so, n);
-      } else {
-        gemm_plain<T>(a + i * sa, b + i * sb, o + i * so, d);
-      }
-    }
-  });
 }
 
 }  // namespace
 
-void register_dot_kernels() {
+void register_linalg_kernels() {
   register_kernel("dot", DeviceType::kCPU, dot);
   register_kernel("batch_dot", DeviceType::kCPU, batch_dot);
 }

@@ -113,7 +113,7 @@ void batch_dot(const ParsedParams& p, std::span<const NDArray> in, std::span<con
 }
 
 // dA and dB of C = op(A) op(B), `batch` products at once: MXNet's four cases (as the CPU's
-// dot_grads in cpu/backward_ops.cc).
+// dot_grads in backends/cpu/kernels/backward.cc).
 void dot_grads(const ParsedParams& p, cu::ConstTensor dc, cu::ConstTensor a, cu::ConstTensor b,
                cu::Tensor da, cu::Tensor db, const DotDims& d, int64_t batch, cudaStream_t s) {
   const int64_t m = d.m, k = d.k, n = d.n;
@@ -173,7 +173,7 @@ void fully_connected_backward(const ParsedParams& p, std::span<const NDArray> in
 
 }  // namespace
 
-void add_dot_kernels(const AddKernel& add) {
+void add_linalg_kernels(const AddKernel& add) {
   add("dot", gpu_kernel<dot>);
   add("_backward_dot", gpu_kernel<dot_backward>);
   add("batch_dot", gpu_kernel<batch_dot>);

@@ -1,8 +1,6 @@
 // CPU kernels of the backward operators (definitions and formulas in ops/backward_ops.cc).
 // Sums over a batch or a broadcast axis accumulate in double; every kernel takes float16,
 // float32 and float64 (a gradient of integers is refused by name).
-#include "ops/backward_ops.h"
-
 #include <cblas.h>
 
 #include <cmath>
@@ -10,7 +8,7 @@
 #include <vector>
 
 #include "backends/cpu/kernels/kernels.h"
-#include "ops/math_params.h"
+#include "ops/backward_ops.h"
 #include "ops/nn.h"
 #include "ops/op_params.h"
 
@@ -20,17 +18,12 @@ namespace {
 // Calls fn(T{}) for a floating-point dtype; any other names the operator.
 template <typename Fn>
 void dispatch_float(DType dtype, const std::string& op, Fn&& fn) {
-  switch (dtype) {
-    case DType::kFloat32:
-      return fn(float{});
-    case DType::kFloat64:
-      return fn(double{});
-    case DType::kFloat16:
-      return fn(half{});
-    default:
-      NANOMX_THROW() << op << ": gradients are computed for float16, float32 and float64, got "
-                     << dtype_name(dtype);
-  }
+  NANOMX_CHECK(is_float_dtype(dtype))
+      << op << ": gradients are computed for float16, float32 and float64, got "
+      << dtype_name(dtype);
+  dispatch_dtype(dtype, [&](auto tag) {
+    if constexpr (kIsFloat<decltype(tag)>) fn(tag);
+  });
 }
 
 void fill_zero(const NDArray& a) {
