@@ -12,7 +12,7 @@ PyTypeObject* base_type = nullptr;
 PyTypeObject* ndarray_class = nullptr;  // nanomx.ndarray.NDArray
 PyObject* numeric_types = nullptr;      // (int, float, numpy.generic)
 
-// The operators of MXNet 1.x's NDArray arithmetic (spec workloads §1.3).
+// The operators of MXNet 1.x's NDArray arithmetic (python/mxnet/ndarray/ndarray.py in MXNet 1.9.1).
 struct ArithmeticOps {
   OpHandle add, sub, mul, div;                       // broadcast_*: two arrays
   OpHandle plus, minus, rminus, times, over, rover;  // _*_scalar: an array and a number

@@ -1,7 +1,7 @@
 // Key-value stores for data-parallel training (MXNet's KVStore, docs/kvstore.md).
 //
 // `local` and `device` keep the values in this process; `dist_sync`, `dist_async` and
-// `dist_device_sync` keep them on server processes of a launched MPI job (dist.h). Every push and
+// `dist_device_sync` keep them on server processes of a launched MPI job (dist.cc). Every push and
 // pull is an engine operation with the right dependencies on its arrays: a pull into `out` writes
 // out, so out.wait_to_read() (asnumpy) waits for it, exactly as in MXNet.
 //
@@ -31,7 +31,7 @@ using Updater = std::function<void(int key, const NDArray& recv, NDArray* stored
 // (MXNet's kController = 0 carries the pickled optimizer).
 using Controller = std::function<void(int command, const std::string& body)>;
 
-// MXNet's command ids sent to servers (docs/kvstore.md, "Commands").
+// MXNet's command ids sent to servers (docs/kvstore.md, "How the distributed store works").
 enum Command : int {
   kController = 0,
   kSetMultiPrecision = 1,

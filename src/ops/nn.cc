@@ -142,6 +142,16 @@ void infer_softmax_type(const ParsedParams& p, std::span<PartialDType> in,
 
 }  // namespace
 
+AxisSplit softmax_output_split(const SoftmaxOutputParams& p, const Shape& shape) {
+  if (p.multi_output) return split_at_axis(shape, 1);
+  const int64_t size = shape.size();
+  if (p.preserve_shape) {
+    const int64_t len = shape[shape.ndim() - 1];
+    return {.outer = size / len, .len = len};
+  }
+  return {.outer = shape[0], .len = size / shape[0]};
+}
+
 void register_nn_ops(Registry& r) {
   r.add({.name = "FullyConnected",
          .inputs = {"data", "weight", "bias"},

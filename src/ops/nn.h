@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <string>
 
+#include "ops/shape_inference.h"
+
 namespace nanomx::ops {
 
 struct FullyConnectedParams {
@@ -30,6 +32,11 @@ struct SoftmaxOutputParams {
   bool out_grad = false;
   double smooth_alpha = 0;
 };
+
+// SoftmaxOutput's rows on a non-empty input: a softmax over `len` classes, `inner` apart, for
+// each of outer x inner rows: (n, k, rest) split at axis 1 with multi_output, the last axis with
+// preserve_shape, else MXNet's flattening to (shape[0], rest). Forward and gradient, every device.
+AxisSplit softmax_output_split(const SoftmaxOutputParams& p, const Shape& shape);
 
 struct RegressionOutputParams {
   double grad_scale = 1;

@@ -337,4 +337,12 @@ std::pair<std::vector<int64_t>, int64_t> region_strides(const Shape& shape, cons
   return {strides, base};
 }
 
+AxisSplit split_at_axis(const Shape& shape, int axis) {
+  AxisSplit a;
+  for (int i = 0; i < axis; ++i) a.outer *= shape[i];
+  a.len = shape[axis];
+  for (int i = axis + 1; i < shape.ndim(); ++i) a.inner *= shape[i];
+  return a;
+}
+
 }  // namespace nanomx::ops

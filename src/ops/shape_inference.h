@@ -99,4 +99,15 @@ Region slice_region(const std::string& op, const IndexTuple& begin, const IndexT
 // Element strides of `shape` walked through `region`, and the offset of its first element.
 std::pair<std::vector<int64_t>, int64_t> region_strides(const Shape& shape, const Region& r);
 
+// A shape seen around one axis: the product of the dimensions before it (outer), its length
+// (len) and the product of those after it (inner). Every kernel that works along an axis
+// (softmax, pick, take, argmax, ...) walks this, on every device.
+struct AxisSplit {
+  int64_t outer = 1;
+  int64_t len = 1;
+  int64_t inner = 1;
+};
+// `axis` already normalized (0 <= axis < ndim).
+AxisSplit split_at_axis(const Shape& shape, int axis);
+
 }  // namespace nanomx::ops

@@ -161,7 +161,7 @@ struct ThreadRegistry {
   std::vector<std::string> thread_names;  // index = tid
 };
 ThreadRegistry& thread_registry();
-// The collector (profiler.cc) drops the buffers of exited threads whose records are all written,
+// The collector (collector.cc) drops the buffers of exited threads whose records are all written,
 // keeping their statistics and drop counts; skipped when the collector is busy. Called when a
 // thread registers, so that thread churn without dumps does not grow the registry.
 void forget_exited_threads_if_idle();

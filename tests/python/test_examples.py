@@ -9,7 +9,7 @@ from trace_check import check_trace, names_on_process, thread_names
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-# Spec workloads §1.4: what the NDArray example makes the engine run.
+# What the guide's NDArray example makes the engine run (examples/profiler/profiler_ndarray.py).
 NDARRAY_EXAMPLE_OPS = {
     "broadcast_add", "broadcast_sub", "broadcast_mul", "broadcast_div", "sqrt", "square",
     "norm", "slice", "broadcast_to", "_full", "_slice_assign", "_mul_scalar", "_div_scalar",

@@ -1,4 +1,4 @@
-"""mx.nd: the NDArray API of MXNet 1.x over nanomx's C API (spec workloads §1)."""
+"""mx.nd: the NDArray API of MXNet 1.x over nanomx's C API."""
 import os
 import pickle
 import struct

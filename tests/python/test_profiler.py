@@ -1,6 +1,6 @@
 """mx.profiler: MXNet's tests/python/unittest/test_profiler.py behaviours (docs/mxnet-compat.md#mxnets-tests: those that
 need no symbolic executor or custom operators), the extra acceptance checks listed there, and the Python
-front end's own behaviour (§3)."""
+front end's own behaviour (docs/python.md)."""
 import json
 import os
 from collections import OrderedDict

@@ -117,18 +117,8 @@ void softmax_output_backward(const ParsedParams& pp, std::span<const NDArray> in
       return;
     }
     // rows x classes, classes `inner` apart (multi_output: axis 1 of (n, k, rest)).
-    int64_t rows, classes, inner = 1;
-    if (p.multi_output) {
-      classes = s[1];
-      inner = size / (s[0] * classes);
-      rows = s[0] * inner;
-    } else if (p.preserve_shape) {
-      classes = s[s.ndim() - 1];
-      rows = size / classes;
-    } else {
-      rows = s[0];
-      classes = size / rows;
-    }
+    const AxisSplit split = softmax_output_split(p, s);
+    const int64_t classes = split.len, inner = split.inner, rows = split.outer * split.inner;
     NANOMX_CHECK(label.size() == rows)
         << pp.op() << ": 'label' " << label.shape() << " has " << label.size()
         << " entries, 'output' " << s << " has " << rows << " rows";
@@ -252,10 +242,8 @@ void softmax_backward(const ParsedParams& pp, std::span<const NDArray> in,
   const NDArray &dy = in[0], &y = in.back();
   const Shape& shape = y.shape();
   const int axis = normalize_axis(s.axis, shape.ndim(), pp.op().c_str());
-  int64_t outer = 1, inner = 1;
-  for (int i = 0; i < axis; ++i) outer *= shape[i];
-  for (int i = axis + 1; i < shape.ndim(); ++i) inner *= shape[i];
-  const int64_t len = shape[axis];
+  const AxisSplit split = split_at_axis(shape, axis);
+  const int64_t outer = split.outer, len = split.len, inner = split.inner;
   const double t = s.temperature;
   dispatch_float(y.dtype(), pp.op(), [&](auto ytag) {
     using Y = decltype(ytag);

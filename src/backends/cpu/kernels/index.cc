@@ -23,10 +23,8 @@ void pick_kernel(const ParsedParams& p, std::span<const NDArray> in,
   const Shape& data = in[0].shape();
   const auto& pp = p.get<PickParams>();
   const int axis = normalize_axis(pp.axis, data.ndim(), "pick");
-  int64_t outer = 1, inner = 1;
-  for (int i = 0; i < axis; ++i) outer *= data[i];
-  for (int i = axis + 1; i < data.ndim(); ++i) inner *= data[i];
-  const int64_t len = data[axis];
+  const AxisSplit split = split_at_axis(data, axis);
+  const int64_t outer = split.outer, len = split.len, inner = split.inner;
   const bool wrap = pp.wrap;
   if (out.size() == 0) return;
   NANOMX_CHECK(len > 0) << "pick: cannot pick from an empty axis";
@@ -101,10 +99,9 @@ void take_kernel(const ParsedParams& p, std::span<const NDArray> in,
   const auto& t = p.get<TakeParams>();
   const Shape& a = in[0].shape();
   const int axis = normalize_axis(t.axis, a.ndim(), "take");
-  int64_t outer = 1, inner = 1;
-  for (int i = 0; i < axis; ++i) outer *= a[i];
-  for (int i = axis + 1; i < a.ndim(); ++i) inner *= a[i];
-  const int64_t n = a[axis], m = in[1].size();
+  const AxisSplit split = split_at_axis(a, axis);
+  const int64_t outer = split.outer, n = split.len, inner = split.inner;
+  const int64_t m = in[1].size();
   if (outs[0].size() == 0) return;
   NANOMX_CHECK(n > 0) << "take: cannot take from an empty axis " << axis << " of " << a;
   std::vector<int64_t> rows(static_cast<size_t>(m));

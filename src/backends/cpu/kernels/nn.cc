@@ -119,19 +119,8 @@ void softmax_output(const ParsedParams& pp, std::span<const NDArray> in,
   const Shape& s = in[0].shape();
   const int64_t size = in[0].size();
   if (size == 0) return;
-  int64_t outer, len, inner = 1;
-  if (p.multi_output) {
-    outer = s[0];
-    len = s[1];
-    inner = size / (outer * len);
-  } else if (p.preserve_shape) {
-    len = s[s.ndim() - 1];
-    outer = size / len;
-  } else {
-    // MXNet flattens to (shape[0], rest) and normalizes each row.
-    outer = s[0];
-    len = size / outer;
-  }
+  const AxisSplit split = softmax_output_split(p, s);
+  const int64_t outer = split.outer, len = split.len, inner = split.inner;
   dispatch_dtype(in[0].dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
@@ -154,11 +143,8 @@ enum class Softmax { kSoftmax, kLog, kMin };
 // Accumulates in double; an empty input writes nothing.
 template <Softmax S, typename In, typename Out>
 void softmax_typed(const NDArray& in, const NDArray& out, int axis, double temperature) {
-  const Shape& shape = in.shape();
-  int64_t outer = 1, inner = 1;
-  for (int i = 0; i < axis; ++i) outer *= shape[i];
-  for (int i = axis + 1; i < shape.ndim(); ++i) inner *= shape[i];
-  const int64_t len = shape[axis];
+  const AxisSplit split = split_at_axis(in.shape(), axis);
+  const int64_t outer = split.outer, len = split.len, inner = split.inner;
   const In* x = in.data_as<In>();
   Out* o = out.data_as<Out>();
   const double scale = (S == Softmax::kMin ? -1.0 : 1.0) / temperature;

@@ -235,14 +235,12 @@ void norm(const ParsedParams& p, std::span<const NDArray> in, std::span<const ND
 template <bool kMax, typename T>
 void arg_reduce_typed(const NDArray& in, const NDArray& out, std::optional<int64_t> axis_attr) {
   const Shape& shape = in.shape();
-  int64_t outer = 1, len = in.size(), inner = 1;
-  if (axis_attr) {
-    const int axis = normalize_axis(*axis_attr, shape.ndim(), kMax ? "argmax" : "argmin");
-    outer = 1;
-    for (int i = 0; i < axis; ++i) outer *= shape[i];
-    for (int i = axis + 1; i < shape.ndim(); ++i) inner *= shape[i];
-    len = shape[axis];
-  }
+  // Without an axis, the array flattened: one row of every element.
+  const AxisSplit split =
+      axis_attr ? split_at_axis(
+                      shape, normalize_axis(*axis_attr, shape.ndim(), kMax ? "argmax" : "argmin"))
+                : AxisSplit{.len = in.size()};
+  const int64_t outer = split.outer, len = split.len, inner = split.inner;
   using C = compute_t<T>;
   const T* x = in.data_as<T>();
   T* o = out.data_as<T>();

@@ -93,10 +93,9 @@ void take(const ParsedParams& p, std::span<const NDArray> in, std::span<const ND
   const auto& t = p.get<TakeParams>();
   const Shape& a = in[0].shape();
   const int axis = normalize_axis(t.axis, a.ndim(), "take");
-  int64_t outer = 1, inner = 1;
-  for (int d = 0; d < axis; ++d) outer *= a[d];
-  for (int d = axis + 1; d < a.ndim(); ++d) inner *= a[d];
-  const int64_t n = a[axis], m = in[1].size();
+  const AxisSplit split = split_at_axis(a, axis);
+  const int64_t outer = split.outer, n = split.len, inner = split.inner;
+  const int64_t m = in[1].size();
   if (out[0].size() == 0) return;
   NANOMX_CHECK(n > 0) << "take: cannot take from an empty axis " << axis << " of " << a;
   const int mode = t.mode == TakeParams::kClip ? 0 : t.mode == TakeParams::kWrap ? 1 : 2;
@@ -120,13 +119,12 @@ void pick(const ParsedParams& p, std::span<const NDArray> in, std::span<const ND
   const auto& pp = p.get<PickParams>();
   const Shape& data = in[0].shape();
   const int axis = normalize_axis(pp.axis, data.ndim(), "pick");
-  int64_t outer = 1, inner = 1;
-  for (int d = 0; d < axis; ++d) outer *= data[d];
-  for (int d = axis + 1; d < data.ndim(); ++d) inner *= data[d];
+  const AxisSplit split = split_at_axis(data, axis);
+  const int64_t outer = split.outer, len = split.len, inner = split.inner;
   if (out[0].size() == 0) return;
-  NANOMX_CHECK(data[axis] > 0) << "pick: cannot pick from an empty axis";
+  NANOMX_CHECK(len > 0) << "pick: cannot pick from an empty axis";
   check_launch(p, cu::pick(in[0].data(), indices_of(p, in[1]), out[0].data(),
-                           dtype_size(out[0].dtype()), outer, data[axis], inner, pp.wrap, s));
+                           dtype_size(out[0].dtype()), outer, len, inner, pp.wrap, s));
 }
 
 // batch_take (data (..., cols), indices): one element per row, the index clipped.

@@ -77,11 +77,10 @@ void softmax_backward(const ParsedParams& p, std::span<const NDArray> in,
   const Shape& sh = y.shape();
   if (y.size() == 0) return;
   const int axis = normalize_axis(sp.axis, sh.ndim(), p.op().c_str());
-  int64_t outer = 1, inner = 1;
-  for (int d = 0; d < axis; ++d) outer *= sh[d];
-  for (int d = axis + 1; d < sh.ndim(); ++d) inner *= sh[d];
-  check_launch(p, cu::softmax_grad(kKind, f(in[0]), f(y), fw(out[0]), outer, sh[axis], inner,
-                                   sp.temperature, s));
+  const AxisSplit split = split_at_axis(sh, axis);
+  const int64_t outer = split.outer, len = split.len, inner = split.inner;
+  check_launch(
+      p, cu::softmax_grad(kKind, f(in[0]), f(y), fw(out[0]), outer, len, inner, sp.temperature, s));
 }
 
 // softmax / log_softmax along an axis; softmin (kMin): the softmax of -x, as a softmax at the
@@ -93,11 +92,10 @@ void softmax(const ParsedParams& p, std::span<const NDArray> in, std::span<const
   const Shape& sh = in[0].shape();
   if (in[0].size() == 0) return;
   const int axis = normalize_axis(sp.axis, sh.ndim(), p.op().c_str());
-  int64_t outer = 1, inner = 1;
-  for (int d = 0; d < axis; ++d) outer *= sh[d];
-  for (int d = axis + 1; d < sh.ndim(); ++d) inner *= sh[d];
+  const AxisSplit split = split_at_axis(sh, axis);
+  const int64_t outer = split.outer, len = split.len, inner = split.inner;
   const double temperature = kMin ? -sp.temperature : sp.temperature;
-  check_launch(p, cu::softmax(f(in[0]), fw(out[0]), outer, sh[axis], inner, temperature, kLog, s));
+  check_launch(p, cu::softmax(f(in[0]), fw(out[0]), outer, len, inner, temperature, kLog, s));
 }
 
 // SoftmaxOutput's forward: a softmax over the rows MXNet normalizes.
@@ -107,18 +105,8 @@ void softmax_output(const ParsedParams& p, std::span<const NDArray> in,
   const Shape& sh = in[0].shape();
   const int64_t size = in[0].size();
   if (size == 0) return;
-  int64_t outer, len, inner = 1;
-  if (sp.multi_output) {
-    outer = sh[0];
-    len = sh[1];
-    inner = size / (outer * len);
-  } else if (sp.preserve_shape) {
-    len = sh[sh.ndim() - 1];
-    outer = size / len;
-  } else {
-    outer = sh[0];
-    len = size / outer;
-  }
+  const AxisSplit split = softmax_output_split(sp, sh);
+  const int64_t outer = split.outer, len = split.len, inner = split.inner;
   check_launch(p, cu::softmax(f(in[0]), fw(out[0]), outer, len, inner, 1.0, false, s));
 }
 
@@ -138,17 +126,11 @@ void softmax_output_backward(const ParsedParams& p, std::span<const NDArray> in,
     return;
   }
   cu::SoftmaxOutputGrad g;
-  if (sp.multi_output) {
-    g.classes = sh[1];
-    g.inner = size / (sh[0] * g.classes);
-    g.rows = sh[0] * g.inner;
-  } else if (sp.preserve_shape) {
-    g.classes = sh[sh.ndim() - 1];
-    g.rows = size / g.classes;
-  } else {
-    g.rows = sh[0];
-    g.classes = size / g.rows;
-  }
+  // rows x classes, classes `inner` apart (multi_output: axis 1 of (n, k, rest)).
+  const AxisSplit split = softmax_output_split(sp, sh);
+  g.classes = split.len;
+  g.inner = split.inner;
+  g.rows = split.outer * split.inner;
   NANOMX_CHECK(label.size() == g.rows)
       << p.op() << ": 'label' " << label.shape() << " has " << label.size() << " entries, 'output' "
       << sh << " has " << g.rows << " rows";
