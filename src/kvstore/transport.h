@@ -1,7 +1,8 @@
 // The message transport of the distributed KVStore: ordered byte messages between the ranks of
 // one job. The MPI implementation lives in its own shared library (libnanomx_kvstore_mpi.so,
 // mpi_transport.cc) that the dist store dlopens on first use, so that a process that never
-// creates a dist store never loads or initialises MPI (docs/kvstore.md, "How the distributed store works").
+// creates a dist store never loads or initialises MPI (docs/kvstore.md, "How the distributed store
+// works").
 //
 // Header-only: the plugin includes it without linking any nanomx layer.
 #pragma once
