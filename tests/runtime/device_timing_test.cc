@@ -1,4 +1,4 @@
-// Placing GPU operations' device times on the profiler's clock (src/engine/device_timing.h):
+// Placing GPU operations' device times on the profiler's clock (src/backends/cuda/device_timing.h):
 // the arithmetic the CUDA completer applies to cudaEventElapsedTime results, tested without a
 // GPU. Ticks here are nanoseconds (1e6 per ms), as with the monotonic clock.
 #include "backends/cuda/device_timing.h"

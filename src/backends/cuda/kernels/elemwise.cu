@@ -6,7 +6,7 @@
 namespace nanomx::ops::cuda {
 namespace {
 
-// The binary operators on integers, as the CPU's (ops/cpu/math.cc, ops/cpu/elemwise.cc):
+// The binary operators on integers, as the CPU's (backends/cpu/kernels/math.cc, elemwise.cc):
 // +, -, * wrap like numpy; x / 0 and x % 0 are 0; power is exact (wrapping) for exponents >= 0
 // and, below 0, what MXNet's float power truncates to; mod takes the divisor's sign; hypot
 // through double.
