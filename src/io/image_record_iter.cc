@@ -439,14 +439,21 @@ void ImageRecordIter::helper_loop(int index) {
   Work& wk = *work_;
   uint64_t seen = 0;
   for (;;) {
+    // The round's image count, read under the lock: a helper that wakes after the producer
+    // ended the round (it waits only for the helpers already counted in `busy`) sees 0 and must
+    // not touch `next`, which the producer resets for the next round without waiting for it.
+    size_t count = 0;
     {
       std::unique_lock lock(wk.mutex);
       wk.start_cv.wait(lock, [&] { return wk.stop || wk.round != seen; });
       if (wk.stop) return;
       seen = wk.round;
+      count = wk.count;
       ++wk.busy;
     }
-    for (size_t i; (i = wk.next.fetch_add(1, std::memory_order_relaxed)) < wk.count;) {
+    while (count > 0) {
+      const size_t i = wk.next.fetch_add(1, std::memory_order_relaxed);
+      if (i >= count) break;
       process_image(i);
     }
     {
