@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <string>
 #include <string_view>
+#include <tuple>
 
 #include "ops/op_params.h"
 #include "ops/registry.h"
@@ -271,6 +272,23 @@ Shape diag_shape(const DiagParams& d, const Shape& s) {
 }
 
 }  // namespace
+
+LayoutWalk split_walk(const SplitParams& s, const Shape& src, int64_t k) {
+  const int axis = normalize_axis(s.axis, src.ndim(), "SliceChannel");
+  const int64_t part = src[axis] / s.num_outputs;
+  Region r = full_region(src);
+  r.count[static_cast<size_t>(axis)] = part;
+  r.begin[static_cast<size_t>(axis)] = k * part;
+  LayoutWalk w;
+  std::tie(w.strides, w.base) = region_strides(src, r);
+  w.space.assign(src.dims().begin(), src.dims().end());
+  w.space[static_cast<size_t>(axis)] = part;
+  if (s.squeeze_axis) {
+    w.strides.erase(w.strides.begin() + axis);
+    w.space.erase(w.space.begin() + axis);
+  }
+  return w;
+}
 
 LayoutWalk diag_walk(const Shape& src, int64_t k, int64_t axis1, int64_t axis2) {
   LayoutWalk w;

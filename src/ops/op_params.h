@@ -104,6 +104,9 @@ LayoutWalk repeat_walk(const Shape& src, int64_t count, std::optional<int64_t> a
 // diag of an array of 2 or more axes: the k-th diagonal of (axis1, axis2) walked as the last
 // axis of the output's shape (the space), the other axes in order before it.
 LayoutWalk diag_walk(const Shape& src, int64_t k, int64_t axis1, int64_t axis2);
+// SliceChannel's output k: the k-th equal part of the input along the axis (without that axis
+// when squeeze_axis).
+LayoutWalk split_walk(const SplitParams& s, const Shape& src, int64_t k);
 // dot's M, K, N for the inputs' shapes; throws naming both shapes.
 struct DotDims {
   int64_t m = 1, k = 0, n = 1;

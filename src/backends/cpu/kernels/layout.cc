@@ -145,17 +145,9 @@ void reshape_kernel(const ParsedParams&, std::span<const NDArray> in,
 // SliceChannel: output k is the k-th equal part of the input along the axis.
 void split_kernel(const ParsedParams& p, std::span<const NDArray> in,
                   std::span<const NDArray> out) {
-  const auto& s = p.get<SplitParams>();
-  const Shape& src = in[0].shape();
-  const int axis = normalize_axis(s.axis, src.ndim(), "SliceChannel");
-  const int64_t part = src[axis] / s.num_outputs;
-  Region r = full_region(src);
-  r.count[static_cast<size_t>(axis)] = part;
   for (size_t k = 0; k < out.size(); ++k) {
-    r.begin[static_cast<size_t>(axis)] = static_cast<int64_t>(k) * part;
-    auto [strides, base] = region_strides(src, r);
-    if (s.squeeze_axis) strides.erase(strides.begin() + axis);
-    gather(in[0], strides, base, out[k]);
+    const LayoutWalk w = split_walk(p.get<SplitParams>(), in[0].shape(), static_cast<int64_t>(k));
+    gather_space(in[0], w.space, w.strides, w.base, out[k]);
   }
 }
 

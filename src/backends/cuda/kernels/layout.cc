@@ -96,17 +96,9 @@ void reverse(const ParsedParams& p, std::span<const NDArray> in, std::span<const
 // SliceChannel: output k is the k-th equal part of the input along the axis.
 void split(const ParsedParams& p, std::span<const NDArray> in, std::span<const NDArray> out,
            cudaStream_t s) {
-  const auto& sp = p.get<SplitParams>();
-  const Shape& src = in[0].shape();
-  const int axis = normalize_axis(sp.axis, src.ndim(), "SliceChannel");
-  const int64_t part = src[axis] / sp.num_outputs;
-  Region r = full_region(src);
-  r.count[static_cast<size_t>(axis)] = part;
   for (size_t k = 0; k < out.size(); ++k) {
-    r.begin[static_cast<size_t>(axis)] = static_cast<int64_t>(k) * part;
-    auto [strides, base] = region_strides(src, r);
-    if (sp.squeeze_axis) strides.erase(strides.begin() + axis);
-    gather(p, in[0], strides, base, out[k], s);
+    const LayoutWalk w = split_walk(p.get<SplitParams>(), in[0].shape(), static_cast<int64_t>(k));
+    gather(p, in[0], w.strides, w.base, out[k], s);
   }
 }
 
