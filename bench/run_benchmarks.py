@@ -228,8 +228,8 @@ def main():
                 scale = row[5]
                 samples.setdefault(("g",) + row[:2], []).append(
                     (None if n is None else n * scale, None if ref is None else ref * scale))
-        for script in ("compare_python.py", "compare_symbolic.py", "compare_io.py",
-                       "compare_kvstore.py", "compare_gpu.py"):
+        for script in ("compare_python.py", "compare_symbolic.py", "compare_nn.py",
+                       "compare_io.py", "compare_kvstore.py", "compare_gpu.py"):
             try:
                 result = run_python(script, args.quick, env)
             except subprocess.CalledProcessError as e:

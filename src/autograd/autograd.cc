@@ -10,6 +10,7 @@
 #include "nanomx/error.h"
 #include "ops/gradient.h"
 #include "ops/op.h"
+#include "ops/train_mode.h"
 
 namespace nanomx {
 
@@ -37,7 +38,6 @@ namespace autograd {
 namespace {
 
 thread_local bool recording = false;
-thread_local bool training = false;
 
 // Restores both flags when backward leaves, however it leaves.
 class FlagScope {
@@ -73,9 +73,9 @@ struct NodeHash {
 }  // namespace
 
 bool is_recording() { return recording; }
-bool is_training() { return training; }
+bool is_training() { return ops::training_mode(); }
 bool set_recording(bool on) { return std::exchange(recording, on); }
-bool set_training(bool on) { return std::exchange(training, on); }
+bool set_training(bool on) { return ops::set_training_mode(on); }
 
 void mark_variables(std::span<NDArray> variables, std::span<const NDArray> grads,
                     std::span<const GradReq> reqs) {

@@ -494,7 +494,8 @@ int MXImperativeInvoke(AtomicSymbolCreator creator, int num_inputs, NDArrayHandl
     recorded_attrs = *attrs;
   }
   nanomx::ops::OutputList results;
-  nanomx::ops::invoke_into(op, in.span(), *attrs, given.span(), results);
+  size_t num_visible = 0;
+  nanomx::ops::invoke_into(op, in.span(), *attrs, given.span(), results, 0, &num_visible);
   if (recording &&
       nanomx::autograd::record(op, recorded_attrs, in.span(), {results.data(), results.size()}) &&
       num_given > 0) {
@@ -506,13 +507,14 @@ int MXImperativeInvoke(AtomicSymbolCreator creator, int num_inputs, NDArrayHandl
   }
   if (*outputs == nullptr) {
     // The list is this thread's, valid until its next call (as MXNet's).
+    // Hidden outputs (Dropout's mask) stay with the autograd record, not with the caller.
     NDArrayHandle* list = &invoke_output;
-    if (results.size() > 1) {
-      invoke_outputs.resize(results.size());
+    if (num_visible > 1) {
+      invoke_outputs.resize(num_visible);
       list = invoke_outputs.data();
     }
-    for (size_t j = 0; j < results.size(); ++j) list[j] = new_handle(std::move(results[j]));
-    *num_outputs = static_cast<int>(results.size());
+    for (size_t j = 0; j < num_visible; ++j) list[j] = new_handle(std::move(results[j]));
+    *num_outputs = static_cast<int>(num_visible);
     *outputs = list;
   }
   NANOMX_API_END();

@@ -95,7 +95,8 @@ int infer_shape_impl(const char* function, SymbolHandle sym, uint32_t num_args, 
       check_out(keys[i], function, "keys[i]");
       name = keys[i];
       bool found = false;
-      for (const auto& a : args) found = found || a == name;
+      // Keywords may name aux states too (MXNet's ListInputNames(kAll)).
+      for (const auto& a : s.list_inputs()) found = found || a == name;
       if (!found) {
         std::ostringstream msg;
         msg << "InferShapeKeyword argument name " << name << " not found.\nCandidate arguments:";
@@ -403,7 +404,8 @@ int MXSymbolInferType(SymbolHandle sym, uint32_t num_args, const char** keys,
     } else {
       name = keys[i];
       bool found = false;
-      for (const auto& a : args) found = found || a == name;
+      // Keywords may name aux states too (MXNet's ListInputNames(kAll)).
+      for (const auto& a : s.list_inputs()) found = found || a == name;
       if (!found) {
         std::ostringstream msg;
         msg << "InferTypeKeyword argument name " << name << " not found.\nCandidate arguments:";

@@ -112,8 +112,6 @@ std::span<const BinaryGrad> binary_grads() {
   return kTable;
 }
 
-namespace {
-
 // Merges every slot in `slots` into one shape; a disagreement names the operator, both
 // arguments and their shapes.
 void merge_all(const std::string& op, std::span<PartialShape* const> slots,
@@ -204,6 +202,8 @@ Op with_attrs_of(const Op& fwd, Op op) {
   op.parse = fwd.parse;
   return op;
 }
+
+namespace {
 
 void register_unary_backward(Registry& r) {
   for (const UnaryGrad& u : unary_grads()) {

@@ -207,6 +207,10 @@ void register_gradient_rules() {
   register_elemwise_rules();
   register_shape_rules();
   register_nn_rules();
+  register_convolution_rules();
+  register_pooling_rules();
+  register_normalization_rules();
+  register_nn_layer_rules();
 }
 
 }  // namespace nanomx::ops

@@ -33,12 +33,17 @@ class ParsedParams {
   static constexpr size_t kInlineBytes = 96;
 
   explicit ParsedParams(const std::string* op_name = nullptr) : op_(op_name) {}
-  ParsedParams(const ParsedParams& other) : op_(other.op_) { copy_from(other); }
-  ParsedParams(ParsedParams&& other) noexcept : op_(other.op_) { move_from(other); }
+  ParsedParams(const ParsedParams& other) : op_(other.op_), is_train_(other.is_train_) {
+    copy_from(other);
+  }
+  ParsedParams(ParsedParams&& other) noexcept : op_(other.op_), is_train_(other.is_train_) {
+    move_from(other);
+  }
   ParsedParams& operator=(const ParsedParams& other) {
     if (this != &other) {
       reset();
       op_ = other.op_;
+      is_train_ = other.is_train_;
       copy_from(other);
     }
     return *this;
@@ -47,6 +52,7 @@ class ParsedParams {
     if (this != &other) {
       reset();
       op_ = other.op_;
+      is_train_ = other.is_train_;
       move_from(other);
     }
     return *this;
@@ -58,6 +64,11 @@ class ParsedParams {
     return op_ ? *op_ : kNone;
   }
   bool empty() const { return vtable_ == nullptr; }
+  // Whether the call runs in training mode (MXNet's OpContext::is_train): set only for operators
+  // that declare Op::reads_train_mode (Dropout, BatchNorm), from autograd's train mode for an
+  // eager call and from forward(is_train) in the executor; false otherwise.
+  bool is_train() const { return is_train_; }
+  void set_train(bool on) { is_train_ = on; }
   // Drops any parsed struct and names `op_name`: what a call without attributes to parse holds.
   void clear(const std::string* op_name) {
     reset();
@@ -139,6 +150,7 @@ class ParsedParams {
   }
 
   const std::string* op_ = nullptr;
+  bool is_train_ = false;
   const VTable* vtable_ = nullptr;
   void* ptr_ = nullptr;
   alignas(std::max_align_t) unsigned char buffer_[kInlineBytes];
@@ -194,6 +206,10 @@ struct Op {
   InferTypeFn infer_type = {};                    // absent: every input and output has one dtype
   // Absent: one output. Called with the parsed attributes of the call.
   std::function<int(const ParsedParams&)> num_outputs = {};
+  // The outputs a caller sees (MXNet's NumVisibleOutputs): the first this many of num_outputs.
+  // The rest are kept for the gradient (Dropout's mask, BatchNorm's batch mean and variance):
+  // `mx.nd` calls return and symbols list only the visible ones. Absent: all.
+  std::function<int(const ParsedParams&)> num_visible_outputs = {};
   // The inputs a call takes when they depend on its attributes (FullyConnected without bias):
   // a prefix of `inputs`. Absent: `inputs`.
   std::function<std::vector<std::string>(const ParsedParams&)> input_names = {};
@@ -204,9 +220,17 @@ struct Op {
   BackwardNeeds backward = {};
   // A further engine variable the kernels write (the random generator's state), or null.
   std::function<engine::VarHandle()> state_var = {};
-  // Inputs the kernels also write (an optimizer's momentum, Adam's mean and variance): their
-  // engine variables are pushed as written, so later readers wait for the update.
+  // Inputs the kernels also write (an optimizer's momentum, Adam's mean and variance,
+  // BatchNorm's moving statistics): their engine variables are pushed as written, so later
+  // readers wait for the update. In a symbol, a variable feeding such an input is an auxiliary
+  // state (list_auxiliary_states), as MXNet's FMutateInputs makes it.
   std::vector<int> mutate_inputs = {};
+  // The kernels read ParsedParams::is_train (training vs inference behaviour).
+  bool reads_train_mode = false;
+  // {input, initializer JSON}: the `__init__` attribute a variable feeding that input gets in a
+  // symbol unless it has one (MXNet's FSetInputVariableAttrs: BatchNorm's moving_mean starts at
+  // zero and moving_var at one, whatever the initializer's name rules say).
+  std::vector<std::pair<int, std::string>> input_init = {};
   // Where an operator without inputs runs when no output array is given (absent: cpu(0)).
   std::function<Context(const ParsedParams&)> default_context = {};
   // The engine op name when it differs (MXNet's legacy functions: "BinaryOp", "TernaryOp").
@@ -217,6 +241,9 @@ struct Op {
 
   bool variadic() const { return !num_inputs_key.empty(); }
   int outputs_of(const ParsedParams& p) const { return num_outputs ? num_outputs(p) : 1; }
+  int visible_outputs_of(const ParsedParams& p) const {
+    return num_visible_outputs ? num_visible_outputs(p) : outputs_of(p);
+  }
   std::vector<std::string> output_names_of(const ParsedParams& p) const;
   bool mutates(int input) const {
     if (input_group > 1) input %= input_group;

@@ -16,6 +16,7 @@
 
 #include "base/object_pool.h"
 #include "nanomx/storage.h"
+#include "ops/train_mode.h"
 #include "profiler/hooks.h"
 
 namespace nanomx::ops {
@@ -87,6 +88,10 @@ Table& build_table() {
   register_random_ops(r);
   register_math_ops(r);
   register_nn_ops(r);
+  register_convolution_ops(r);
+  register_pooling_ops(r);
+  register_normalization_ops(r);
+  register_nn_layer_ops(r);
   register_optimizer_ops(r);
   register_custom_ops(r);
   register_backward_ops(r);
@@ -360,6 +365,12 @@ struct Launch : base::Pooled<Launch> {
   }
 };
 
+std::string join_names(const std::vector<std::string>& names) {
+  std::string list;
+  for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+  return list;
+}
+
 std::string input_shape_list(std::span<const NDArray> in) {
   std::string list;
   for (size_t i = 0; i < in.size(); ++i) list += (i ? ", " : "") + in[i].shape().str();
@@ -433,7 +444,8 @@ void infer_general(const Op& op, const ParsedParams& params, std::span<const NDA
 }  // namespace
 
 void invoke_into(const Op& op, std::span<const NDArray> in, const Attrs& attrs,
-                 std::span<const NDArray> outputs, OutputList& results, size_t expect_outputs) {
+                 std::span<const NDArray> outputs, OutputList& results, size_t expect_outputs,
+                 size_t* num_visible) {
   // Attribute-dependent inputs are a prefix of `inputs`; parsing checks the exact count.
   NANOMX_CHECK(op.variadic()    ? !in.empty()
                : op.input_names ? in.size() <= op.inputs.size()
@@ -447,13 +459,26 @@ void invoke_into(const Op& op, std::span<const NDArray> in, const Attrs& attrs,
   }
   Launch launch;
   parse_attrs_into(op, attrs, in.size(), launch.params);
+  if (op.reads_train_mode) launch.params.set_train(training_mode());
+  if (op.input_names && !op.variadic()) {
+    // Inputs that depend on the attributes (a bias, prelu's gamma): counted now that they are
+    // parsed, before any inference reads them (a variadic operator's parse counts its own).
+    const std::vector<std::string> names = op.input_names(launch.params);
+    NANOMX_CHECK(in.size() == names.size())
+        << op.name << ": expected " << names.size() << " input(s), got " << in.size() << " ("
+        << join_names(names) << " with these attributes)";
+  }
   const ParsedParams& params = launch.params;
   const size_t n_out = static_cast<size_t>(op.outputs_of(params));
   NANOMX_CHECK(expect_outputs == 0 || n_out == expect_outputs)
       << op.name << ": the operator has " << n_out << " outputs, the caller takes "
       << expect_outputs << " (use invoke for all of them)";
-  NANOMX_CHECK(outputs.empty() || outputs.size() == n_out)
-      << op.name << ": expected " << n_out << " output array(s) (or none), got " << outputs.size();
+  const size_t n_visible =
+      op.num_visible_outputs ? static_cast<size_t>(op.visible_outputs_of(params)) : n_out;
+  if (num_visible != nullptr) *num_visible = n_visible;
+  NANOMX_CHECK(outputs.empty() || outputs.size() == n_out || outputs.size() == n_visible)
+      << op.name << ": expected " << n_visible << " output array(s) (or none), got "
+      << outputs.size();
   for (const NDArray& o : outputs) {
     NANOMX_CHECK(!o.is_none()) << op.name << ": output is a none array (no shape, never assigned)";
   }
@@ -477,7 +502,7 @@ void invoke_into(const Op& op, std::span<const NDArray> in, const Attrs& attrs,
   // thread-local exchanges across libraries cost it ~10 % (runtime_bench BM_TinyOpInvokeWait).
   const storage::AllocationLabelScope label({{}, op.name}, profiler::active(profiler::kMemory));
   for (size_t j = 0; j < n_out; ++j) {
-    if (!outputs.empty()) {
+    if (j < outputs.size()) {
       const NDArray& given = outputs[j];
       NANOMX_CHECK(given.shape() == out_shapes[j] && given.dtype() == out_types[j])
           << op.name << ": output array has shape " << given.shape() << " and dtype "

@@ -73,6 +73,15 @@ void register_index_ops(Registry& r);
 void register_random_ops(Registry& r);
 void register_math_ops(Registry& r);
 void register_nn_ops(Registry& r);
+void register_convolution_ops(Registry& r);    // ops/convolution.cc
+void register_pooling_ops(Registry& r);        // ops/pooling.cc
+void register_normalization_ops(Registry& r);  // ops/normalization.cc
+void register_nn_layer_ops(Registry& r);       // ops/nn_layers.cc
+// Their gradient rules (called by register_gradient_rules, after every operator exists).
+void register_convolution_rules();
+void register_pooling_rules();
+void register_normalization_rules();
+void register_nn_layer_rules();
 void register_optimizer_ops(Registry& r);
 // Custom and _backward_Custom (ops/custom.cc), and Custom's gradient rule.
 void register_custom_ops(Registry& r);
@@ -120,9 +129,12 @@ Context parse_ctx(const Params& p);
 // The results of one call: a few inline, more on the heap.
 using OutputList = SmallVector<NDArray, 4>;
 // Runs op: parses, infers, allocates the outputs (or checks the given ones), finds the kernel
-// for the outputs' device and pushes it. `results` receives every output. A nonzero
-// `expect_outputs` is checked against the operator's output count before anything runs.
+// for the outputs' device and pushes it. `results` receives every output, hidden ones
+// (Op::num_visible_outputs) last; `outputs` gives all of them or only the visible ones. A
+// nonzero `expect_outputs` is checked against the operator's output count before anything runs.
+// `num_visible`, when given, receives how many of `results` a caller shows.
 void invoke_into(const Op& op, std::span<const NDArray> inputs, const Attrs& attrs,
-                 std::span<const NDArray> outputs, OutputList& results, size_t expect_outputs = 0);
+                 std::span<const NDArray> outputs, OutputList& results, size_t expect_outputs = 0,
+                 size_t* num_visible = nullptr);
 
 }  // namespace nanomx::ops

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <optional>
 #include <sstream>
 #include <unordered_map>
 #include <unordered_set>
@@ -22,13 +23,19 @@ struct Executor::Step {
   const ops::Kernel* kernel = nullptr;
   const ops::AsyncRunFn* run_async = nullptr;  // set instead of kernel: a custom operator
   ops::ParsedParams params;
+  // For an operator that reads the train mode (Dropout, BatchNorm): `params` with is_train set,
+  // used by forward(is_train=true) and every backward step.
+  std::optional<ops::ParsedParams> train_params;
   std::vector<NDArray> in, out;
   std::vector<engine::VarHandle> vars;  // reads, then writes
   size_t num_reads = 0;
   std::vector<const Shape*> shapes;  // inputs', then outputs'
   engine::PushOptions options;
 
-  void run() const { (*kernel)(params, in, out); }
+  const ops::ParsedParams& params_for(bool is_train) const {
+    return is_train && train_params ? *train_params : params;
+  }
+  void run(bool is_train) const { (*kernel)(params_for(is_train), in, out); }
 };
 
 namespace {
@@ -149,19 +156,25 @@ void Executor::build(const ExecutorOptions& options) {
   }
 
   // The forward graph's variables, in list_arguments() order.
-  std::vector<std::shared_ptr<Node>> vars;
+  std::vector<std::shared_ptr<Node>> vars, aux_vars;
   {
     std::unordered_map<const Node*, std::shared_ptr<Node>> owner;
     for (const NodeEntry& e : symbol_.outputs) owner[e.node.get()] = e.node;
     for (Node* n : symbol_.topo_order()) {
       for (const NodeEntry& e : n->inputs) owner[e.node.get()] = e.node;
     }
+    const std::unordered_set<const Node*> aux = symbol_.aux_variables();
     for (Node* n : symbol_.topo_order()) {
-      if (n->is_variable()) vars.push_back(owner.at(n));
+      if (n->is_variable()) (aux.contains(n) ? aux_vars : vars).push_back(owner.at(n));
     }
   }
   std::unordered_map<const Node*, NDArray> var_arrays;
   for (size_t i = 0; i < vars.size(); ++i) var_arrays[vars[i].get()] = args_[i];
+  for (size_t i = 0; i < aux_vars.size(); ++i) {
+    NANOMX_CHECK(!aux_[i].is_none())
+        << "bind: aux state '" << aux_vars[i]->name << "' is a none array (no shape)";
+    var_arrays[aux_vars[i].get()] = aux_[i];
+  }
 
   // The gradient graph, when anything wants a gradient.
   full_.outputs = symbol_.outputs;
@@ -381,11 +394,18 @@ void Executor::build(const ExecutorOptions& options) {
       s->kernel = &ops::get_kernel(*n->op, ctx_.dev_type);
     }
     s->params = n->parsed;
+    if (n->op->reads_train_mode) {
+      s->train_params = n->parsed;
+      s->train_params->set_train(true);
+    }
     std::vector<engine::VarHandle> reads, writes;
-    for (const NodeEntry& e : n->inputs) {
-      const size_t id = g.entry(e);
+    for (size_t i = 0; i < n->inputs.size(); ++i) {
+      const size_t id = g.entry(n->inputs[i]);
       s->in.push_back(entries_[id]);
-      deps(id, false, reads);
+      // An input the operator writes (an aux state) is pushed as written, so later readers wait
+      // for the update.
+      const bool mutated = n->op->mutates(static_cast<int>(i));
+      deps(id, mutated, mutated ? writes : reads);
     }
     for (uint32_t j = 0; j < n->num_outputs(); ++j) {
       const size_t id = g.row_ptr[nid] + j;
@@ -421,7 +441,7 @@ void Executor::build(const ExecutorOptions& options) {
   }
 }
 
-void Executor::push_steps(size_t begin, size_t end) {
+void Executor::push_steps(size_t begin, size_t end, bool is_train) {
   engine::Engine& engine = engine::Engine::get();
   for (size_t i = begin; i < end; ++i) {
     const Step* s = steps_[i].get();
@@ -431,24 +451,20 @@ void Executor::push_steps(size_t begin, size_t end) {
       engine::PushOptions options;
       options.prop = engine::FnProperty::kAsync;
       engine.push_async(
-          [s](engine::Completion done) {
-            (*s->run_async)(s->params, s->in, s->out, std::move(done));
+          [s, is_train](engine::Completion done) {
+            (*s->run_async)(s->params_for(is_train), s->in, s->out, std::move(done));
           },
           ctx_, vars.first(s->num_reads), vars.subspan(s->num_reads), options);
       continue;
     }
-    engine.push([s] { s->run(); }, ctx_, vars.first(s->num_reads), vars.subspan(s->num_reads),
-                s->options);
+    engine.push([s, is_train] { s->run(is_train); }, ctx_, vars.first(s->num_reads),
+                vars.subspan(s->num_reads), s->options);
   }
 }
 
-void Executor::forward(bool is_train) {
-  (void)is_train;  // no operator here reads it
-  push_steps(0, num_forward_steps_);
-}
+void Executor::forward(bool is_train) { push_steps(0, num_forward_steps_, is_train); }
 
 void Executor::backward(std::span<const NDArray> head_grads, bool is_train) {
-  (void)is_train;
   if (steps_.size() == num_forward_steps_) return;  // nothing wants a gradient
   for (size_t i = 0; i < head_grads_.size(); ++i) {
     if (!head_needed_[i]) continue;
@@ -467,7 +483,7 @@ void Executor::backward(std::span<const NDArray> head_grads, bool is_train) {
       ops::invoke(ops::get_op("_copyto"), {&from, 1}, {}, dest);
     }
   }
-  push_steps(num_forward_steps_, steps_.size());
+  push_steps(num_forward_steps_, steps_.size(), is_train);
 }
 
 std::string Executor::debug_str() const {
@@ -495,6 +511,10 @@ std::unique_ptr<Executor> Executor::simple_bind(
   for (size_t i = 0; i < names.size(); ++i) {
     if (!sr.args[i].known()) unknown += (unknown.empty() ? "" : ", ") + names[i];
   }
+  const std::vector<std::string> aux_names = symbol.list_auxiliary_states();
+  for (size_t i = 0; i < aux_names.size(); ++i) {
+    if (!sr.aux[i].known()) unknown += (unknown.empty() ? "" : ", ") + aux_names[i];
+  }
   if (!unknown.empty()) fail("cannot infer the shapes of arguments: " + unknown);
   std::map<std::string, DType> known_types = types;
   if (types.empty()) {
@@ -504,6 +524,9 @@ std::unique_ptr<Executor> Executor::simple_bind(
       if (n->is_variable() && n->attrs.count("__dtype__")) typed.insert(n->name);
     }
     for (const std::string& name : names) {
+      if (!typed.count(name)) known_types[name] = DType::kFloat32;
+    }
+    for (const std::string& name : aux_names) {
       if (!typed.count(name)) known_types[name] = DType::kFloat32;
     }
   }
@@ -527,7 +550,6 @@ std::unique_ptr<Executor> Executor::simple_bind(
                         ? NDArray()
                         : zeros(sr.args[i].shape(), ctx, t, scope, "arg_grad:" + names[i]));
   }
-  const std::vector<std::string> aux_names = symbol.list_auxiliary_states();
   for (size_t i = 0; i < sr.aux.size(); ++i) {
     const DType t = i < tr.aux.size() && tr.aux[i] ? *tr.aux[i] : DType::kFloat32;
     aux.push_back(

@@ -88,7 +88,7 @@ class Executor {
  private:
   struct Step;  // one prepared engine operation (executor.cc)
   void build(const ExecutorOptions& options);
-  void push_steps(size_t begin, size_t end);
+  void push_steps(size_t begin, size_t end, bool is_train);
 
   Symbol symbol_;
   Context ctx_;

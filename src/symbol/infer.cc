@@ -83,8 +83,10 @@ template <typename T, typename R>
 void collect(const Symbol& sym, const IndexedGraph& g, const std::vector<T>& slots, R& r) {
   bool complete = true;
   for (const T& s : slots) complete = complete && known_of(s);
+  const std::unordered_set<const Node*> aux = sym.aux_variables();
   for (Node* n : g.nodes) {
-    if (n->is_variable()) r.args.push_back(slots[g.row_ptr[g.id.at(n)]]);
+    if (!n->is_variable()) continue;
+    (aux.contains(n) ? r.aux : r.args).push_back(slots[g.row_ptr[g.id.at(n)]]);
   }
   for (const NodeEntry& e : sym.outputs) r.outputs.push_back(slots[g.entry(e)]);
   r.complete = complete;

@@ -38,6 +38,11 @@ uint32_t Node::num_outputs() const {
   return static_cast<uint32_t>(op->outputs_of(parsed));
 }
 
+uint32_t Node::num_visible_outputs() const {
+  if (is_variable()) return 1;
+  return static_cast<uint32_t>(op->visible_outputs_of(parsed));
+}
+
 void Node::reparse() {
   if (is_variable()) return;
   ops::Attrs visible;
@@ -108,7 +113,7 @@ Symbol Symbol::atomic(const ops::Op& op, const Kwargs& attrs) {
   record_profiler_scope(*n);
   n->reparse();
   Symbol s;
-  const uint32_t outs = n->num_outputs();
+  const uint32_t outs = n->num_visible_outputs();
   for (uint32_t i = 0; i < outs; ++i) s.outputs.push_back({n, i, 0});
   return s;
 }
@@ -175,6 +180,11 @@ void Symbol::compose(const std::vector<Symbol>& args,
         }
         head->inputs.push_back(*slots[i]);
       }
+    }
+    for (const auto& [i, init] : op.input_init) {
+      if (static_cast<size_t>(i) >= head->inputs.size()) continue;
+      Node* var = head->inputs[static_cast<size_t>(i)].node.get();
+      if (var->is_variable() && !var->attrs.contains("__init__")) var->attrs["__init__"] = init;
     }
     head->reparse();
     return;
@@ -278,7 +288,7 @@ Symbol Symbol::internals() const {
     for (const auto& d : n->control_deps) owners.emplace(d.get(), d);
   }
   for (Node* n : topo_order()) {
-    const uint32_t outs = n->num_outputs();
+    const uint32_t outs = n->num_visible_outputs();
     for (uint32_t i = 0; i < outs; ++i) s.outputs.push_back({owners.at(n), i, 0});
   }
   return s;
@@ -292,7 +302,28 @@ Symbol Symbol::children() const {
   return s;
 }
 
+std::unordered_set<const Node*> Symbol::aux_variables() const {
+  std::unordered_set<const Node*> aux;
+  for (Node* n : topo_order()) {
+    if (n->is_variable() || n->op->mutate_inputs.empty()) continue;
+    for (size_t i = 0; i < n->inputs.size(); ++i) {
+      const Node* in = n->inputs[i].node.get();
+      if (in->is_variable() && n->op->mutates(static_cast<int>(i))) aux.insert(in);
+    }
+  }
+  return aux;
+}
+
 std::vector<std::string> Symbol::list_arguments() const {
+  const std::unordered_set<const Node*> aux = aux_variables();
+  std::vector<std::string> names;
+  for (Node* n : topo_order()) {
+    if (n->is_variable() && !aux.contains(n)) names.push_back(n->name);
+  }
+  return names;
+}
+
+std::vector<std::string> Symbol::list_inputs() const {
   std::vector<std::string> names;
   for (Node* n : topo_order()) {
     if (n->is_variable()) names.push_back(n->name);
@@ -300,10 +331,14 @@ std::vector<std::string> Symbol::list_arguments() const {
   return names;
 }
 
-std::vector<std::string> Symbol::list_inputs() const { return list_arguments(); }
-
-// No registered operator mutates an input (MXNet's FMutateInputs) yet, so there are none.
-std::vector<std::string> Symbol::list_auxiliary_states() const { return {}; }
+std::vector<std::string> Symbol::list_auxiliary_states() const {
+  const std::unordered_set<const Node*> aux = aux_variables();
+  std::vector<std::string> names;
+  for (Node* n : topo_order()) {
+    if (aux.contains(n)) names.push_back(n->name);
+  }
+  return names;
+}
 
 std::vector<std::string> Symbol::list_outputs() const {
   std::vector<std::string> names;

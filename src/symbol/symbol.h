@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -40,6 +41,9 @@ struct Node {
 
   bool is_variable() const { return op == nullptr; }
   uint32_t num_outputs() const;
+  // The outputs a symbol of this node shows (Op::num_visible_outputs): BatchNorm's batch mean
+  // and variance and Dropout's mask are entries of the graph but not outputs of the symbol.
+  uint32_t num_visible_outputs() const;
   // Parses attrs (hidden keys left out) for op with the current input count.
   void reparse();
 };
@@ -75,6 +79,9 @@ class Symbol {
   Symbol internals() const;
   Symbol children() const;  // empty outputs when the head has no inputs
 
+  // Variables in topo_order(): the arguments, then (apart) the auxiliary states: the variables
+  // that feed an input their operator writes (Op::mutate_inputs: BatchNorm's moving_mean and
+  // moving_var), as MXNet's FMutateInputs makes them. list_inputs() lists both, in graph order.
   std::vector<std::string> list_arguments() const;
   std::vector<std::string> list_outputs() const;
   std::vector<std::string> list_auxiliary_states() const;
@@ -93,6 +100,8 @@ class Symbol {
 
   // Post-order DFS of every node reachable from the outputs (MXNet's order everywhere).
   std::vector<Node*> topo_order() const;
+  // The variable nodes in topo_order() that are auxiliary states (above).
+  std::unordered_set<const Node*> aux_variables() const;
 };
 
 // The graph flattened: nodes in topological order (Symbol::topo_order) and one slot per output

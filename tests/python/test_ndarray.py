@@ -361,8 +361,12 @@ def test_operator_function_argument_errors():
         mx.nd.sum(a, axes=0)
     with pytest.raises(TypeError, match="must be an NDArray"):
         mx.nd.sqrt(np.ones(2))
-    with pytest.raises(TypeError, match="missing NDArray argument"):
+    # A trailing input left out reaches the library, which names the count (as MXNet's);
+    # one missing before a given input is a TypeError here.
+    with pytest.raises(mx.MXNetError, match="dot: expected 2 input"):
         mx.nd.dot(a)
+    with pytest.raises(TypeError, match="missing NDArray argument"):
+        mx.nd.dot(rhs=a)
     with pytest.raises(TypeError, match="at most"):
         mx.nd.clip(a, 1, 2, 3)
     with pytest.raises(TypeError, match="multiple values"):

@@ -333,7 +333,8 @@ TEST(MultiOutputInvoke, AddNWithManyInputsAndAliasing) {
 // Attributes an operator with required ones can be parsed with.
 ParsedParams parse_some(const Op& op, size_t num_inputs) {
   for (const Attrs& attrs : {Attrs{}, Attrs{{"scalar", "2"}}, Attrs{{"a_min", "0"}, {"a_max", "1"}},
-                             Attrs{{"dtype", "float16"}}, Attrs{{"lr", "0.1"}}}) {
+                             Attrs{{"dtype", "float16"}}, Attrs{{"lr", "0.1"}},
+                             Attrs{{"kernel", "(1,)"}}, Attrs{{"nsize", "1"}}}) {
     try {
       return parse_attrs(op, attrs, num_inputs);
     } catch (const Error&) {

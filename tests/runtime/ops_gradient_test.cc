@@ -123,12 +123,15 @@ void check_gradient(const GradCase& c, uint32_t seed) {
   };
   const std::vector<NDArray> inputs = arrays(xs);
   const std::vector<NDArray> outputs = invoke(op, inputs, c.attrs);
+  // Hidden outputs (a layer's saved statistics, Dropout's mask) get no gradient: projected by 0.
+  const size_t visible =
+      static_cast<size_t>(op.visible_outputs_of(parse_attrs(op, c.attrs, inputs.size())));
   std::vector<NDArray> projections;
   std::vector<std::vector<double>> r;
   for (const NDArray& o : outputs) {
     ASSERT_EQ(o.dtype(), DType::kFloat64);
     std::vector<double> v(static_cast<size_t>(o.shape().size()));
-    for (double& x : v) x = proj(rng);
+    for (double& x : v) x = r.size() < visible ? proj(rng) : 0.0;
     projections.push_back(f64(o.shape(), v));
     r.push_back(std::move(v));
   }
@@ -187,6 +190,148 @@ double cross_entropy(const std::vector<NDArray>& in, const std::vector<NDArray>&
     l -= std::log(y[r * classes + static_cast<size_t>(label[r])]);
   }
   return l;
+}
+
+// Convolution, Deconvolution and UpSampling (ops/convolution.cc); float64 runs the im2col
+// kernels.
+void append_convolution_cases(std::vector<GradCase>& c) {
+  c.push_back({"Convolution",
+               {{"kernel", "(3,2)"},
+                {"num_filter", "4"},
+                {"stride", "(2,1)"},
+                {"pad", "(1,0)"},
+                {"num_group", "2"}},
+               {Shape{2, 4, 5, 4}, Shape{4, 2, 3, 2}, Shape{4}}});
+  c.push_back({"Convolution",
+               {{"kernel", "(3,)"}, {"num_filter", "2"}, {"dilate", "(2,)"}, {"no_bias", "true"}},
+               {Shape{2, 3, 7}, Shape{2, 3, 3}}});
+  c.push_back({"Convolution",
+               {{"kernel", "(2,2,2)"}, {"num_filter", "2"}, {"pad", "(1,0,1)"}},
+               {Shape{1, 2, 3, 3, 2}, Shape{2, 2, 2, 2, 2}, Shape{2}}});
+  c.push_back({"Deconvolution",
+               {{"kernel", "(3,3)"},
+                {"num_filter", "2"},
+                {"stride", "(2,2)"},
+                {"pad", "(1,1)"},
+                {"adj", "(1,0)"},
+                {"no_bias", "false"}},
+               {Shape{1, 3, 3, 2}, Shape{3, 2, 3, 3}, Shape{2}}});
+  c.push_back({"UpSampling",
+               {{"scale", "2"}, {"sample_type", "nearest"}, {"num_args", "1"}},
+               {Shape{2, 2, 2, 2}}});
+  c.push_back({"UpSampling",
+               {{"scale", "2"}, {"sample_type", "nearest"}, {"num_args", "2"}},
+               {Shape{1, 2, 2, 3}, Shape{1, 1, 4, 6}}});
+  c.push_back(
+      {"UpSampling",
+       {{"scale", "2"}, {"sample_type", "bilinear"}, {"num_filter", "2"}, {"num_args", "2"}},
+       {Shape{1, 2, 2, 3}, Shape{2, 1, 4, 4}}});
+}
+
+// Pooling and LRN (ops/pooling.cc).
+void append_pooling_cases(std::vector<GradCase>& c) {
+  c.push_back({"Pooling",
+               {{"kernel", "(2,2)"},
+                {"stride", "(1,2)"},
+                {"pad", "(1,1)"},
+                {"pool_type", "avg"},
+                {"pooling_convention", "full"}},
+               {Shape{2, 2, 4, 5}}});
+  c.push_back({"Pooling",
+               {{"kernel", "(2,2)"},
+                {"pool_type", "avg"},
+                {"count_include_pad", "false"},
+                {"pad", "(1,1)"}},
+               {Shape{1, 2, 3, 4}}});
+  c.push_back({"Pooling", {{"kernel", "(3,)"}, {"stride", "(2,)"}}, {Shape{2, 3, 7}}});
+  c.push_back({"Pooling",
+               {{"kernel", "(2,2,2)"}, {"pool_type", "lp"}, {"p_value", "2"}},
+               {Shape{1, 2, 3, 3, 3}},
+               0.1,
+               1});
+  c.push_back({"Pooling", {{"global_pool", "True"}, {"pool_type", "sum"}}, {Shape{2, 3, 3, 2}}});
+  c.push_back({"LRN", {{"nsize", "3"}, {"alpha", "0.5"}, {"knorm", "1.5"}}, {Shape{2, 5, 2, 3}}});
+}
+
+// The normalization layers (ops/normalization.cc), outside training: BatchNorm normalises with
+// its moving statistics, which get no gradient (labels here).
+void append_normalization_cases(std::vector<GradCase>& c) {
+  const Shape s234{2, 3, 4};
+  const Shape c3{3};
+  auto positive_variance = [](std::vector<std::vector<double>>& xs) {
+    for (double& v : xs[4]) v = 0.5 + std::abs(v);
+  };
+  for (const char* fix_gamma : {"false", "true"}) {
+    c.push_back({"BatchNorm",
+                 {{"fix_gamma", fix_gamma}},
+                 {s234, c3, c3, c3, c3},
+                 -1,
+                 1,
+                 positive_variance,
+                 {},
+                 {3, 4}});
+  }
+  c.push_back({"BatchNorm",
+               {{"fix_gamma", "false"}, {"axis", "-1"}},
+               {Shape{2, 3, 4}, Shape{4}, Shape{4}, Shape{4}, Shape{4}},
+               -1,
+               1,
+               positive_variance,
+               {},
+               {3, 4}});
+  c.push_back({"LayerNorm", {}, {s234, Shape{4}, Shape{4}}});
+  c.push_back({"LayerNorm", {{"axis", "1"}}, {s234, c3, c3}});
+  c.push_back({"InstanceNorm", {}, {s234, c3, c3}});
+  c.push_back({"GroupNorm", {{"num_groups", "2"}}, {Shape{2, 4, 3}, Shape{2}, Shape{2}}});
+  for (const char* mode : {"instance", "channel", "spatial"}) {
+    c.push_back({"L2Normalization", {{"mode", mode}}, {s234}});
+  }
+}
+
+// The neural-network layers beside the core ones (ops/nn_layers.cc, ops/loss_layers.cc). Eager
+// calls run outside training, so Dropout and rrelu are deterministic here.
+void append_nn_layer_cases(std::vector<GradCase>& c) {
+  const Shape s23{2, 3};
+  const Shape s234{2, 3, 4};
+  c.push_back({"Dropout", {{"p", "0.5"}}, {s234}});
+  c.push_back({"Dropout", {{"p", "0.3"}, {"axes", "(1,)"}}, {s234}});
+  c.push_back({"LeakyReLU", {{"act_type", "leaky"}, {"slope", "0.3"}}, {s234}});
+  for (const char* act : {"elu", "gelu", "rrelu"}) {
+    c.push_back({"LeakyReLU", {{"act_type", act}}, {s234}});
+  }
+  c.push_back({"LeakyReLU", {{"act_type", "prelu"}}, {s234, Shape{3}}});
+  {
+    // Indices half-way between integers: a central difference never crosses one.
+    GradCase e{"Embedding", {{"input_dim", "5"}, {"output_dim", "4"}}, {s23, Shape{5, 4}}};
+    e.fix = [](std::vector<std::vector<double>>& xs) {
+      for (size_t i = 0; i < xs[0].size(); ++i) xs[0][i] = static_cast<double>(i * 3 % 5) + 0.5;
+    };
+    c.push_back(std::move(e));
+  }
+  c.push_back({"SoftmaxActivation", {}, {s23}});
+  c.push_back({"SoftmaxActivation", {{"mode", "channel"}}, {s234}});
+  {
+    GradCase x{"softmax_cross_entropy", {}, {s23, Shape{2}}};
+    x.fix = [](std::vector<std::vector<double>>& xs) {
+      for (size_t i = 0; i < xs[1].size(); ++i) xs[1][i] = static_cast<double>(i * 2 % 3) + 0.25;
+    };
+    c.push_back(std::move(x));
+  }
+  // The loss layers ignore the incoming gradient: their gradient is that of sum(output).
+  auto sum_of_output = [](const std::vector<NDArray>&, const std::vector<NDArray>& out) {
+    double s = 0;
+    for (const double v : f64_values(out[0])) s += v;
+    return s;
+  };
+  c.push_back({"MakeLoss", {}, {s23}, -1, 1, {}, sum_of_output});
+  c.push_back({"make_loss", {}, {s23}, -1, 1, {}, sum_of_output});
+  c.push_back({"BlockGrad",
+               {},
+               {s23},
+               -1,
+               1,
+               {},
+               [](const std::vector<NDArray>&, const std::vector<NDArray>&) { return 0.0; }});
 }
 
 std::vector<GradCase> gradient_cases() {
@@ -314,6 +459,10 @@ std::vector<GradCase> gradient_cases() {
     w.labels = {0};
     c.push_back(std::move(w));
   }
+  append_nn_layer_cases(c);
+  append_normalization_cases(c);
+  append_pooling_cases(c);
+  append_convolution_cases(c);
   return c;
 }
 
@@ -401,9 +550,9 @@ TEST(OpsGradientNumeric, RulesReadOnlyWhatTheirOperatorDeclares) {
 
 // Aliases share their operator's rule.
 TEST(OpsGradientNumeric, AliasesShareRules) {
-  for (const char* alias :
-       {"_plus", "_Plus", "_add", "_minus", "_Minus", "_sub", "_Mul", "_mul", "_div", "_Div",
-        "identity", "Softmax", "ElementWiseSum", "flatten", "reshape", "sum_axis"}) {
+  for (const char* alias : {"_plus", "_Plus", "_add", "_minus", "_Minus", "_sub", "_Mul", "_mul",
+                            "_div", "_Div", "identity", "Softmax", "ElementWiseSum", "flatten",
+                            "reshape", "sum_axis", "_npx_pooling", "stop_gradient"}) {
     EXPECT_NE(find_gradient(get_op(alias)), nullptr) << alias;
   }
   // Labels and indices are not differentiable.

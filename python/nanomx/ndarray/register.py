@@ -114,10 +114,10 @@ def _make_function(name, handle, arg_names, arg_types):
             else:
                 raise TypeError("%s() got an unexpected keyword argument '%s' (it takes %s)"
                                 % (function.__name__, key, ", ".join(arg_names) or "none"))
-        # no_bias=True drops the last input (FullyConnected's bias); the library checks the
-        # count against the attributes.
-        if (arrays and arrays[-1] is None and "no_bias" in keys
-                and vals[keys.index("no_bias")] in ("True", "true", "1")):
+        # Trailing inputs not given are left out (no_bias=True drops the bias, LeakyReLU takes
+        # gamma only for prelu), as MXNet skips None arrays; the library checks the count
+        # against the attributes and names what is missing.
+        while arrays and arrays[-1] is None:
             arrays.pop()
         missing = [inputs[i] for i, a in enumerate(arrays) if a is None]
         if missing:

@@ -16,6 +16,10 @@ void register_cpu_kernels() {
   cpu::register_random_kernels();
   cpu::register_math_kernels();
   cpu::register_nn_kernels();
+  cpu::register_convolution_kernels();
+  cpu::register_pooling_kernels();
+  cpu::register_normalization_kernels();
+  cpu::register_nn_layer_kernels();
   cpu::register_optimizer_kernels();
   cpu::register_backward_kernels();
 }

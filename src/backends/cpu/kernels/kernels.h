@@ -29,6 +29,10 @@ void register_index_kernels();
 void register_random_kernels();
 void register_math_kernels();
 void register_nn_kernels();
+void register_convolution_kernels();    // convolution.cc
+void register_pooling_kernels();        // pooling.cc
+void register_normalization_kernels();  // normalization.cc
+void register_nn_layer_kernels();       // nn_layers.cc
 void register_optimizer_kernels();
 void register_backward_kernels();
 
