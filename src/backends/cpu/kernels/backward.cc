@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "backends/cpu/kernels/kernels.h"
+#include "backends/cpu/onednn/onednn.h"
 #include "ops/backward_ops.h"
 #include "ops/nn.h"
 #include "ops/op_params.h"
@@ -64,6 +65,9 @@ void map_grad(const NDArray& dy, const NDArray& v, const NDArray& dx, F f) {
   const T* a = v.data_as<T>();
   T* o = dx.data_as<T>();
   const int64_t n = dx.size();
+  // Memory-bound: split across the intra-op team when large (docs/nn.md#threads).
+  onednn::set_thread_team();
+#pragma omp parallel for simd if (n >= (int64_t{1} << 16))
   for (int64_t i = 0; i < n; ++i) o[i] = T(to_compute(g[i]) * f(C(to_compute(a[i]))));
 }
 
@@ -76,6 +80,20 @@ void activation_backward(const ParsedParams& pp, std::span<const NDArray> in,
     const NDArray &dy = in[0], &y = in[1], &dx = out[0];
     switch (act) {
       case ActType::kRelu:  // NaN passes through
+        if constexpr (std::is_same_v<T, float>) {
+          // Both compares made unconditionally, so that the loop vectorizes.
+          const float* g = dy.data_as<float>();
+          const float* v = y.data_as<float>();
+          float* o = dx.data_as<float>();
+          const int64_t n = dx.size();
+          onednn::set_thread_team();
+#pragma omp parallel for simd if (n >= (int64_t{1} << 16))
+          for (int64_t i = 0; i < n; ++i) {
+            const float positive = v[i] > 0.0f ? g[i] : 0.0f;
+            o[i] = v[i] != v[i] ? v[i] : positive;
+          }
+          return;
+        }
         return map_grad<T>(dy, y, dx, [](C v) { return std::isnan(v) ? v : C(v > C(0)); });
       case ActType::kSigmoid:
         return map_grad<T>(dy, y, dx, [](C v) { return v * (C(1) - v); });
