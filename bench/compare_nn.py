@@ -10,7 +10,8 @@ divided among the CPU engine workers, which torch is set to with torch.set_num_t
 - BatchNorm (training) and max Pooling (3x3, stride 2, pad 1) of the same tensor, forward +
   backward;
 - ResNet-18 (3x112x112, batch 16) forward + backward through mx.sym + simple_bind vs the same
-  network in torch; its inference (forward only, is_train=False) vs torch eager under no_grad;
+  network in torch; its inference (an executor bound with grad_req='null', fused, forward with
+  is_train=False) vs torch eager under no_grad;
 - what profile_all adds to that training step (on vs off, interleaved pairs).
 Each figure is the best of several repetitions (the least disturbed on a shared machine); the
 profiling cost is the median ratio of interleaved pairs.
@@ -147,14 +148,19 @@ def resnet18_symbol(classes=1000):
     return x
 
 
-def nanomx_resnet(batch, size, repeats, profile=False):
+def nanomx_resnet(batch, size, repeats):
+    """The training executor, and an inference one bound without gradients (as
+    Module(for_training=False) binds), which nanomx fuses (docs/nn.md#inference-fusion)."""
     net = resnet18_symbol()
     exe = net.simple_bind(mx.cpu(), data=(batch, 3, size, size))
+    inference = net.simple_bind(mx.cpu(), grad_req="null", data=(batch, 3, size, size))
     rng = np.random.RandomState(0)
     for name, arr in exe.arg_dict.items():
         arr[:] = rng.uniform(-0.05, 0.05, arr.shape).astype(np.float32)
+        inference.arg_dict[name][:] = arr
     for name, arr in exe.aux_dict.items():
         arr[:] = 1 if name.endswith("var") else 0
+        inference.aux_dict[name][:] = arr
     head = mx.nd.ones(exe.outputs[0].shape)
 
     def train():
@@ -163,7 +169,7 @@ def nanomx_resnet(batch, size, repeats, profile=False):
         mx.nd.waitall()
 
     def infer():
-        exe.forward(is_train=False)
+        inference.forward(is_train=False)
         mx.nd.waitall()
     return exe, train, infer, (lambda: best(train, repeats)), (lambda: best(infer, repeats))
 
@@ -246,7 +252,7 @@ def main():
     cost = profiling_cost(train, 3 if args.quick else 7)
     rows.append(("ResNet-18 %d×3×%d×%d, forward + backward (mx.sym)" % (batch, size, size),
                  nano_train, torch_train))
-    rows.append(("ResNet-18 %d×3×%d×%d, inference (is_train=False) vs torch eager no_grad"
+    rows.append(("ResNet-18 %d×3×%d×%d, inference (fused executor) vs torch eager no_grad"
                  % (batch, size, size), nano_infer, torch_infer))
     print("threads: nanomx %d intra-op, torch %s" % (threads, torch.get_num_threads()
                                                      if torch else "n/a"))

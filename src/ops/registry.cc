@@ -92,6 +92,7 @@ Table& build_table() {
   register_pooling_ops(r);
   register_normalization_ops(r);
   register_nn_layer_ops(r);
+  register_fused_convolution_ops(r);
   register_optimizer_ops(r);
   register_custom_ops(r);
   register_backward_ops(r);

@@ -73,10 +73,11 @@ void register_index_ops(Registry& r);
 void register_random_ops(Registry& r);
 void register_math_ops(Registry& r);
 void register_nn_ops(Registry& r);
-void register_convolution_ops(Registry& r);    // ops/convolution.cc
-void register_pooling_ops(Registry& r);        // ops/pooling.cc
-void register_normalization_ops(Registry& r);  // ops/normalization.cc
-void register_nn_layer_ops(Registry& r);       // ops/nn_layers.cc
+void register_convolution_ops(Registry& r);        // ops/convolution.cc
+void register_pooling_ops(Registry& r);            // ops/pooling.cc
+void register_normalization_ops(Registry& r);      // ops/normalization.cc
+void register_nn_layer_ops(Registry& r);           // ops/nn_layers.cc
+void register_fused_convolution_ops(Registry& r);  // ops/fused_convolution.cc
 // Their gradient rules (called by register_gradient_rules, after every operator exists).
 void register_convolution_rules();
 void register_pooling_rules();

@@ -14,6 +14,7 @@
 #include "nanomx/storage.h"
 #include "ops/kernel.h"
 #include "ops/registry.h"
+#include "symbol/fuse.h"
 #include "symbol/gradient_graph.h"
 
 namespace nanomx::symbol {
@@ -30,6 +31,8 @@ struct Executor::Step {
   std::vector<engine::VarHandle> vars;  // reads, then writes
   size_t num_reads = 0;
   std::vector<const Shape*> shapes;  // inputs', then outputs'
+  // The engine name when it is the node's own: a fused node's names the nodes it holds.
+  std::string label;
   engine::PushOptions options;
 
   const ops::ParsedParams& params_for(bool is_train) const {
@@ -88,6 +91,7 @@ ExecutorOptions ExecutorOptions::from_env() {
   ExecutorOptions o;
   o.plan = plan_options_from_env();
   o.mirror = env_on("MXNET_BACKWARD_DO_MIRROR");
+  o.fuse = fusion_enabled_by_env();
   return o;
 }
 
@@ -176,8 +180,16 @@ void Executor::build(const ExecutorOptions& options) {
     var_arrays[aux_vars[i].get()] = aux_[i];
   }
 
+  // Inference-only on the CPU: the fused graph (its variables are symbol_'s own nodes).
+  bool wants_gradient = false;
+  for (const GradReq r : reqs_) wants_gradient = wants_gradient || r != GradReq::kNull;
+  std::optional<Symbol> folded;
+  if (options.fuse && !wants_gradient && ctx_.is_cpu()) folded = fuse_for_inference(symbol_);
+  fused_ = folded.has_value();
+  const Symbol& graph = fused_ ? *folded : symbol_;
+
   // The gradient graph, when anything wants a gradient.
-  full_.outputs = symbol_.outputs;
+  full_.outputs = graph.outputs;
   const size_t num_outputs = symbol_.outputs.size();
   std::vector<size_t> grad_arg;  // per gradient output: its argument
   std::vector<std::shared_ptr<Node>> head_vars;
@@ -219,7 +231,7 @@ void Executor::build(const ExecutorOptions& options) {
   size_t num_forward_nodes = 0;
   {
     Symbol fwd_only;
-    fwd_only.outputs = symbol_.outputs;
+    fwd_only.outputs = graph.outputs;
     num_forward_nodes = fwd_only.topo_order().size();
   }
 
@@ -417,6 +429,12 @@ void Executor::build(const ExecutorOptions& options) {
     s->vars.insert(s->vars.end(), writes.begin(), writes.end());
     s->options.name = n->op->engine_name.c_str();
     s->options.name_id = n->op->engine_name_id;
+    if (auto held = n->attrs.find("fused_nodes"); held != n->attrs.end()) {
+      // One event for the fused node, named after what it holds: _sg_mkldnn_conv[conv,bn,relu].
+      s->label = n->op->engine_name + "[" + held->second + "]";
+      s->options.name = s->label.c_str();
+      s->options.name_id = profiler::intern(s->label);
+    }
     finish(*s);
     steps_.push_back(std::move(s));
     if (nid < num_forward_nodes) num_forward_steps_ = steps_.size();
@@ -462,7 +480,21 @@ void Executor::push_steps(size_t begin, size_t end, bool is_train) {
   }
 }
 
-void Executor::forward(bool is_train) { push_steps(0, num_forward_steps_, is_train); }
+void Executor::forward(bool is_train) {
+  if (is_train && fused_) {
+    // The fused graph holds BatchNorm's inference form: training runs the original graph.
+    if (!unfused_) {
+      ExecutorOptions unfused = options_;
+      unfused.fuse = false;
+      unfused_ = std::make_unique<Executor>(
+          symbol_, ctx_, args_, std::vector<NDArray>(args_.size()), reqs_, aux_, unfused);
+    }
+    unfused_->forward(true);
+    for (size_t i = 0; i < outputs_.size(); ++i) outputs_[i].copy_from(unfused_->outputs()[i]);
+    return;
+  }
+  push_steps(0, num_forward_steps_, is_train);
+}
 
 void Executor::backward(std::span<const NDArray> head_grads, bool is_train) {
   if (steps_.size() == num_forward_steps_) return;  // nothing wants a gradient

@@ -32,6 +32,9 @@ struct ExecutorOptions {
   PlanOptions plan = plan_options_from_env();
   // Recompute cheap activations in backward (MXNET_BACKWARD_DO_MIRROR by default).
   bool mirror = false;
+  // Fold Convolution + BatchNorm + residual add + ReLU into one node when nothing wants a
+  // gradient (symbol/fuse.h; NANOMX_FUSE=0 turns it off).
+  bool fuse = true;
   // The options MXNet reads from the environment at every bind.
   static ExecutorOptions from_env();
 };
@@ -56,7 +59,8 @@ class Executor {
       const std::map<std::string, DType>& types, std::vector<GradReq> reqs,
       const ExecutorOptions& options = ExecutorOptions::from_env());
 
-  // Pushes every forward node (is_train is kept for operators that would read it).
+  // Pushes every forward node; is_train reaches the operators that read it (Dropout,
+  // BatchNorm). A fused executor runs forward(is_train=true) through an unfused copy of itself.
   void forward(bool is_train);
   // Copies `head_grads` (one per output, none where not given) into the head-gradient arrays
   // and pushes every backward node. Throws when an output needs a head gradient and has none.
@@ -83,6 +87,8 @@ class Executor {
   size_t planned_bytes() const { return plan_.planned_bytes; }
   size_t allocated_bytes() const { return plan_.allocated_bytes; }
   size_t num_forward_nodes() const { return num_forward_steps_; }
+  // Whether the bound graph is the fused one (symbol/fuse.h).
+  bool fused() const { return fused_; }
   size_t num_backward_nodes() const { return steps_.size() - num_forward_steps_; }
 
  private:
@@ -104,6 +110,9 @@ class Executor {
   std::vector<std::unique_ptr<Step>> steps_;
   size_t num_forward_steps_ = 0;
   ExecutorOptions options_;
+  bool fused_ = false;
+  // Made at the first forward(is_train=true) of a fused executor: the same arrays, unfused.
+  std::unique_ptr<Executor> unfused_;
 };
 
 }  // namespace nanomx::symbol

@@ -8,7 +8,9 @@
 #include "ops/convolution.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -17,6 +19,7 @@
 
 #include "backends/cpu/kernels/kernels.h"
 #include "backends/cpu/onednn/onednn.h"
+#include "ops/fused_convolution.h"
 
 namespace nanomx::ops::cpu {
 namespace {
@@ -75,7 +78,15 @@ dnnl::memory::desc any(const dims& d) {
   return {d, dnnl::memory::data_type::f32, onednn::tag::any};
 }
 
-dnnl::convolution_forward::primitive_desc forward_pd(const ConvGeometry& g, bool bias) {
+// Operations oneDNN applies to the convolution's result before writing it: the residual add
+// (dst += result) and then ReLU, as _sg_mkldnn_conv folds them.
+struct PostOps {
+  bool sum = false;
+  bool relu = false;
+};
+
+dnnl::convolution_forward::primitive_desc forward_pd(const ConvGeometry& g, bool bias,
+                                                     PostOps post = {}) {
   using dnnl::algorithm, dnnl::prop_kind;
   const dims stride = spatial(g.stride, g.nd), pad_lo = spatial(g.pad_lo, g.nd),
              pad_hi = spatial(g.pad_hi, g.nd);
@@ -87,7 +98,14 @@ dnnl::convolution_forward::primitive_desc forward_pd(const ConvGeometry& g, bool
            : dnnl::convolution_forward::desc(
                  prop_kind::forward_training, algorithm::convolution_direct, any(src_dims(g)),
                  any(weight_dims(g)), any(dst_dims(g)), stride, dilation(g), pad_lo, pad_hi);
-  return {d, onednn::user_scratchpad(), onednn::engine()};
+  dnnl::primitive_attr attr = onednn::user_scratchpad();
+  if (post.sum || post.relu) {
+    dnnl::post_ops ops;
+    if (post.sum) ops.append_sum(1.0f);
+    if (post.relu) ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+    attr.set_post_ops(ops);
+  }
+  return {d, attr, onednn::engine()};
 }
 
 // One argument of a primitive as the kernel holds it: row-major, of these dims.
@@ -96,15 +114,19 @@ struct Arg {
   dims shape;
   const void* data;
   bool written;
+  bool read_too = false;  // written, and read first (the destination of a sum post-op)
 };
 
-void reorder(const std::string& key, int id, const dnnl::memory& from, const dnnl::memory& to) {
-  const onednn::Primitive& r =
-      onednn::cached(key + "|reorder" + std::to_string(id), "reorder", [&] {
-        const dnnl::reorder::primitive_desc pd(onednn::engine(), from.get_desc(), onednn::engine(),
-                                               to.get_desc(), onednn::user_scratchpad());
-        return onednn::Primitive{dnnl::reorder(pd), pd};
-      });
+// `inward`: from the caller's row-major array into the primitive's layout (else back out): the
+// two directions of one argument are two cached reorders.
+void reorder(const std::string& key, int id, bool inward, const dnnl::memory& from,
+             const dnnl::memory& to) {
+  const std::string name = key + (inward ? "|reorder-in" : "|reorder-out") + std::to_string(id);
+  const onednn::Primitive& r = onednn::cached(name, "reorder", [&] {
+    const dnnl::reorder::primitive_desc pd(onednn::engine(), from.get_desc(), onednn::engine(),
+                                           to.get_desc(), onednn::user_scratchpad());
+    return onednn::Primitive{dnnl::reorder(pd), pd};
+  });
   onednn::execute(r, {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}});
 }
 
@@ -128,29 +150,35 @@ void run(const onednn::Primitive& p, const std::string& key, std::span<const Arg
                        DType::kUint8);
     const dnnl::memory inner = onednn::wrap(chosen, temps.back());
     if (a.written) {
+      if (a.read_too) reorder(key, a.id, true, user, inner);
       write_back.emplace_back(inner, user);
       write_ids.push_back(a.id);
     } else {
-      reorder(key, a.id, user, inner);
+      reorder(key, a.id, true, user, inner);
     }
     exec.emplace(a.id, inner);
   }
   onednn::execute(p, std::move(exec));
   for (size_t i = 0; i < write_back.size(); ++i) {
-    reorder(key, write_ids[i], write_back[i].first, write_back[i].second);
+    reorder(key, write_ids[i], false, write_back[i].first, write_back[i].second);
   }
 }
 
-void forward_f32(const ConvGeometry& g, const float* x, const float* w, const float* b, float* y) {
+void forward_f32(const ConvGeometry& g, const float* x, const float* w, const float* b, float* y,
+                 PostOps post = {}) {
   const bool bias = b != nullptr;
-  const std::string key = conv_key("Convolution/forward", g, bias);
+  const std::string key =
+      conv_key(post.sum ? (post.relu ? "Convolution/forward+sum+relu" : "Convolution/forward+sum")
+               : post.relu ? "Convolution/forward+relu"
+                           : "Convolution/forward",
+               g, bias);
   const onednn::Primitive& p = onednn::cached(key, "convolution_forward", [&] {
-    const auto pd = forward_pd(g, bias);
+    const auto pd = forward_pd(g, bias, post);
     return onednn::Primitive{dnnl::convolution_forward(pd), pd};
   });
   std::vector<Arg> args = {{DNNL_ARG_SRC, src_dims(g), x, false},
                            {DNNL_ARG_WEIGHTS, weight_dims(g), w, false},
-                           {DNNL_ARG_DST, dst_dims(g), y, true}};
+                           {DNNL_ARG_DST, dst_dims(g), y, true, post.sum}};
   if (bias) args.push_back({DNNL_ARG_BIAS, dims{g.out_channels}, b, false});
   run(p, key, args);
 }
@@ -571,9 +599,79 @@ void upsampling_backward(const ParsedParams& pp, std::span<const NDArray> in,
                 [&](auto tag) { nearest_backward<decltype(tag)>(p, in[0], out); });
 }
 
+// _sg_mkldnn_conv (ops/fused_convolution.h): BatchNorm folded into the weights and bias
+// (w * s, (b - mean) * s + beta with s = gamma / sqrt(var + eps), per output channel), then one
+// oneDNN convolution whose post-ops add the residual and apply ReLU. Other dtypes run the
+// convolution, then the same steps in plain loops. Results equal the unfused nodes' within
+// float rounding (tests/python/test_fusion.py).
+void fused_convolution(const ParsedParams& pp, std::span<const NDArray> in,
+                       std::span<const NDArray> out) {
+  const auto& p = pp.get<FusedConvParams>();
+  const ConvGeometry g = convolution_geometry(p.conv, in[0].shape(), out[0].shape());
+  const int bn = fused_bn_input(p);
+  const NDArray* bias = p.conv.no_bias ? nullptr : &in[2];
+  const NDArray& y = out[0];
+  const int64_t channels = g.out_channels, plane = product(g.dst);
+  // The per-channel scale and shift of the folded BatchNorm (identity without one).
+  std::vector<double> scale(static_cast<size_t>(channels), 1.0),
+      shift(static_cast<size_t>(channels), 0.0);
+  dispatch_conv(y.dtype(), pp.op(), [&](auto tag) {
+    using T = decltype(tag);
+    if (p.with_bn) {
+      const T* gamma = in[bn].data_as<T>();
+      const T* beta = in[bn + 1].data_as<T>();
+      const T* mean = in[bn + 2].data_as<T>();
+      const T* var = in[bn + 3].data_as<T>();
+      for (int64_t c = 0; c < channels; ++c) {
+        const double s =
+            (p.bn_fix_gamma ? 1.0 : to_double(gamma[c])) / std::sqrt(to_double(var[c]) + p.bn_eps);
+        scale[static_cast<size_t>(c)] = s;
+        shift[static_cast<size_t>(c)] = to_double(beta[c]) - to_double(mean[c]) * s;
+      }
+    }
+    const T* sum = p.with_sum ? in[fused_sum_input(p)].data_as<T>() : nullptr;
+    if constexpr (std::is_same_v<T, float>) {
+      // Folded weights and bias: w * s and b * s + shift.
+      const int64_t per_filter = in[1].size() / channels;
+      NDArray w(in[1].shape(), Context::cpu(0), DType::kFloat32);
+      NDArray b(Shape{channels}, Context::cpu(0), DType::kFloat32);
+      const float* w0 = in[1].data_as<float>();
+      float* w1 = w.data_as<float>();
+      float* b1 = b.data_as<float>();
+      for (int64_t c = 0; c < channels; ++c) {
+        const auto s = static_cast<float>(scale[static_cast<size_t>(c)]);
+        for (int64_t k = 0; k < per_filter; ++k)
+          w1[c * per_filter + k] = w0[c * per_filter + k] * s;
+        const double b0 = bias ? static_cast<double>(bias->data_as<float>()[c]) : 0.0;
+        b1[c] =
+            static_cast<float>(b0 * scale[static_cast<size_t>(c)] + shift[static_cast<size_t>(c)]);
+      }
+      if (sum != nullptr && sum != y.data_as<float>()) std::memcpy(y.data(), sum, y.nbytes());
+      forward_f32(g, in[0].data_as<float>(), w1, b1, y.data_as<float>(),
+                  {.sum = p.with_sum, .relu = p.with_relu});
+    } else {
+      conv_forward(pp.op(), g, in[0], in[1], bias, y);
+      T* o = y.data_as<T>();
+      for (int64_t n = 0; n < g.batch; ++n) {
+        for (int64_t c = 0; c < channels; ++c) {
+          const double s = scale[static_cast<size_t>(c)], t = shift[static_cast<size_t>(c)];
+          const int64_t base = (n * channels + c) * plane;
+          for (int64_t k = base; k < base + plane; ++k) {
+            double v = to_double(o[k]) * s + t;
+            if (sum != nullptr) v += to_double(sum[k]);
+            if (p.with_relu && v < 0) v = 0;
+            o[k] = from_double<T>(v);
+          }
+        }
+      }
+    }
+  });
+}
+
 }  // namespace
 
 void register_convolution_kernels() {
+  register_kernel(kFusedConvOp, DeviceType::kCPU, fused_convolution);
   register_kernel("Convolution", DeviceType::kCPU, convolution);
   register_kernel("Deconvolution", DeviceType::kCPU, deconvolution);
   register_kernel("UpSampling", DeviceType::kCPU, upsampling);
