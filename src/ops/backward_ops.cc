@@ -288,6 +288,33 @@ void register_binary_backward(Registry& r) {
 }  // namespace
 
 void register_backward_ops(Registry& r) {
+  // (dY, x0 .. xN-1) -> (dx0 .. dxN-1): dY cut back into the inputs' slabs along the axis (the
+  // inputs only for their shapes). num_args counts every input, dY included.
+  const Op& concat = fwd_op("Concat");
+  r.add({.name = "_backward_Concat",
+         .inputs = {"args"},
+         .keys = concat.keys,
+         .num_inputs_key = "num_args",
+         .parse = parser(+[](const Params& p) {
+           AxisParams a;
+           a.axis = p.get_int("dim", 1);
+           a.count = p.get_int("num_args");  // the rule always gives it
+           return a;
+         }),
+         .infer_shape =
+             [&concat](const ParsedParams& p, std::span<PartialShape> in,
+                       std::span<PartialShape> out) {
+               NANOMX_CHECK(in.size() >= 2 && out.size() == in.size() - 1)
+                   << "_backward_Concat: takes the output gradient and the forward inputs, got "
+                   << in.size() << " input(s)";
+               std::vector<PartialShape> fwd_in(in.begin() + 1, in.end());
+               check_out_grad(concat, p, fwd_in, in[0], "_backward_Concat");
+               for (size_t i = 0; i < out.size(); ++i) out[i] = in[i + 1];
+             },
+         .num_outputs =
+             [](const ParsedParams& p) { return static_cast<int>(p.get<AxisParams>().count) - 1; },
+         .backward = {.differentiable = false}});
+
   const Op& fc = fwd_op("FullyConnected");
   // (dY, X, W) -> (dX, dW[, db]).
   add_float(r, with_attrs_of(

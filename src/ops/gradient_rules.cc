@@ -104,6 +104,15 @@ void register_shape_rules() {
   register_gradient("broadcast_to", with_input_shape("_broadcast_backward", true));
   register_gradient("Cast", with_input_shape("_backward_cast", true));
   register_gradient("transpose", transpose_rule);
+  // Concat: the output gradient cut back into the inputs' slabs.
+  register_gradient("Concat", [](GradientBuilder& b) {
+    const int n = b.num_inputs();
+    Attrs attrs = {{"dim", std::to_string(b.params().get<AxisParams>().axis)},
+                   {"num_args", std::to_string(n + 1)}};
+    std::vector<GradValue> in = {b.out_grad(0)};
+    for (int i = 0; i < n; ++i) in.push_back(b.input(i));
+    return b.add("_backward_Concat", attrs, std::move(in));
+  });
   // Their own inverses.
   for (const char* name : {"SwapAxis", "reverse"}) {
     register_gradient(name, [name](GradientBuilder& b) {

@@ -672,7 +672,9 @@ void register_layout_ops(Registry& r) {
                }
                for (PartialDType& t : in) t = d;
                out[0] = d;
-             }},
+             },
+         // The inputs, for their sizes along the axis.
+         .backward = {.all_inputs = true}},
         {"concat"});
   r.add({.name = "stack",
          .inputs = {"data"},

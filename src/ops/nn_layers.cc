@@ -68,10 +68,11 @@ DropoutParams parse_dropout(const Params& p) {
   DropoutParams d;
   const double given = p.get_float("p", 0.5);
   d.p = static_cast<float>(given);
-  // MXNet accepts p = 1 and then multiplies by 1 / 0, which gives NaN; refused here.
-  NANOMX_CHECK(d.p >= 0.0f && d.p < 1.0f)
+  // p = 1 is MXNet's too: every element dropped, and its mask 0 * (1 / 0) is NaN
+  // (MXNet's test_dropout asserts the NaN).
+  NANOMX_CHECK(d.p >= 0.0f && d.p <= 1.0f)
       << "Dropout: p = " << given
-      << " is out of range: it is the fraction of the input dropped and must be in [0, 1)";
+      << " is out of range: it is the fraction of the input dropped and must be in [0, 1]";
   const std::string mode = p.get_string("mode", "training");
   NANOMX_CHECK(mode == "training" || mode == "always")
       << "Dropout: mode '" << mode << "' is not one of training, always";

@@ -306,7 +306,9 @@ void register_normalization_ops(Registry& r) {
          // Training updates moving_mean and moving_var in the forward call.
          .mutate_inputs = {3, 4},
          .reads_train_mode = true,
-         .input_init = {{3, R"(["zero", {}])"}, {4, R"(["one", {}])"}}});
+         .input_init = {{3, R"(["zero", {}])"}, {4, R"(["one", {}])"}}},
+        // MXNet 1.x keeps its legacy BatchNorm_v1 beside it (the same computation on axis 1).
+        {"BatchNorm_v1"});
   r.add({.name = "LayerNorm",
          .inputs = {"data", "gamma", "beta"},
          .keys = {"axis", "eps", "output_mean_var"},

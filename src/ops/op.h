@@ -161,6 +161,7 @@ struct BackwardNeeds {
   bool differentiable = true;  // false: no gradient flows through (fills, random, indices)
   std::vector<int> inputs = {};
   std::vector<int> outputs = {};
+  bool all_inputs = false;  // every input, whatever their number (a variadic Concat)
 };
 
 // Fills what can be inferred: outputs from inputs and, where natural (elementwise), unknown

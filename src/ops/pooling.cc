@@ -28,7 +28,14 @@ std::array<int64_t, 3> axis_tuple(const Params& a, const char* key, int ndim, in
   std::array<int64_t, 3> v = {fallback, fallback, fallback};
   const auto given = a.get_ints(key);
   if (!given || given->empty()) return v;
-  NANOMX_CHECK(static_cast<int>(given->size()) == ndim)
+  // MXNet reads the first `ndim` entries; more are accepted when they are the default (its own
+  // test_valid_max_pooling_pad_type_same passes pad=(0,0,0) with a 1-D kernel).
+  const int given_ndim = static_cast<int>(given->size());
+  bool extra_default = given_ndim > ndim;
+  for (int i = ndim; i < given_ndim; ++i) {
+    extra_default = extra_default && (*given)[static_cast<size_t>(i)] == fallback;
+  }
+  NANOMX_CHECK(given_ndim == ndim || extra_default)
       << "Pooling: '" << key << "' has " << given->size() << " entries but 'kernel' has " << ndim
       << " (one per spatial axis)";
   for (int i = 0; i < ndim; ++i) {

@@ -152,10 +152,20 @@ def test_dropout_symbol_hides_the_mask_and_follows_is_train():
     np.testing.assert_allclose(exe.grad_dict["data"].asnumpy(), w * mask, rtol=1e-6)
 
 
+def test_dropout_p_one_drops_everything_with_mxnets_nan():
+    # MXNet's mask for p = 1 is 0 * (1 / 0): NaN everywhere in training (its test_dropout
+    # asserts it), the identity outside.
+    x = mx.nd.ones((3, 4))
+    with mx.autograd.record():
+        y = mx.nd.Dropout(x, p=1)
+    assert np.isnan(y.asnumpy()).all()
+    np.testing.assert_array_equal(mx.nd.Dropout(x, p=1).asnumpy(), np.ones((3, 4)))
+
+
 def test_dropout_errors():
     x = mx.nd.ones((2, 3))
-    with pytest.raises(mx.MXNetError, match=r"Dropout: p = 1 is out of range.*\[0, 1\)"):
-        mx.nd.Dropout(x, p=1)
+    with pytest.raises(mx.MXNetError, match=r"Dropout: p = 1.5 is out of range.*\[0, 1\]"):
+        mx.nd.Dropout(x, p=1.5)
     with pytest.raises(mx.MXNetError, match=r"Dropout: p = -0.5 is out of range"):
         mx.nd.Dropout(x, p=-0.5)
     with pytest.raises(mx.MXNetError, match="mode 'sometimes' is not one of training, always"):

@@ -441,3 +441,15 @@ def test_lrn_errors():
         mx.nd.LRN(mx.nd.zeros((4, 2, 2)), nsize=3)
     with pytest.raises(mx.MXNetError, match="LRN: 'data' has dtype int32"):
         mx.nd.LRN(mx.nd.zeros((1, 4, 2, 2), dtype=np.int32), nsize=3)
+
+
+def test_pooling_accepts_extra_default_pad_entries():
+    # MXNet reads the first entries of a longer tuple (its test_valid_max_pooling_pad_type_same
+    # passes pad=(0,0,0) with a 1-D kernel); extra entries that are not the default are refused.
+    x = mx.nd.array(np.random.RandomState(0).rand(1, 1, 10))
+    y = mx.nd.Pooling(x, kernel=2, stride=2, pad=(0, 0, 0), pool_type="max",
+                      pooling_convention="same")
+    assert y.shape == (1, 1, 5)
+    with pytest.raises(mx.MXNetError, match="'pad' has 3 entries but 'kernel' has 1"):
+        mx.nd.Pooling(x, kernel=2, stride=2, pad=(0, 1, 0), pool_type="max")
+

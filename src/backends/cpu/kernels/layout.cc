@@ -236,6 +236,32 @@ void pad_kernel(const ParsedParams& p, std::span<const NDArray> in, std::span<co
   });
 }
 
+// Concat's inverse: (dY, x0 ..) -> (dx0 ..), each row block's slabs copied out in turn.
+void concat_backward_kernel(const ParsedParams& p, std::span<const NDArray> in,
+                            std::span<const NDArray> outs) {
+  const NDArray& dy = in[0];
+  const int axis = normalize_axis(p.get<AxisParams>().axis, dy.shape().ndim(), "_backward_Concat");
+  int64_t outer = 1;
+  for (int i = 0; i < axis; ++i) outer *= dy.shape()[i];
+  const size_t esize = dtype_size(dy.dtype());
+  std::vector<size_t> slab(outs.size());
+  size_t row = 0;
+  for (size_t i = 0; i < outs.size(); ++i) {
+    slab[i] = outer ? static_cast<size_t>(outs[i].size() / outer) * esize : 0;
+    row += slab[i];
+  }
+  const auto* g = static_cast<const unsigned char*>(dy.data());
+  for (int64_t r = 0; r < outer; ++r) {
+    size_t at = static_cast<size_t>(r) * row;
+    for (size_t i = 0; i < outs.size(); ++i) {
+      if (slab[i]) {
+        std::memcpy(static_cast<unsigned char*>(outs[i].data()) + r * slab[i], g + at, slab[i]);
+      }
+      at += slab[i];
+    }
+  }
+}
+
 // Row blocks: for each index before the axis, each input's slab in turn.
 void concat_kernel(const ParsedParams& p, std::span<const NDArray> in,
                    std::span<const NDArray> outs) {
@@ -332,6 +358,7 @@ void register_layout_kernels() {
   register_kernel("repeat", kCPU, repeat_kernel);
   register_kernel("Pad", kCPU, pad_kernel);
   register_kernel("Concat", kCPU, concat_kernel);
+  register_kernel("_backward_Concat", kCPU, concat_backward_kernel);
   register_kernel("stack", kCPU, stack_kernel);
   register_kernel("slice_like", kCPU, slice_like_kernel);
   register_kernel("diag", kCPU, diag_kernel);

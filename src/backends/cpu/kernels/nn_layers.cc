@@ -10,6 +10,7 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <numbers>
 #include <random>
 #include <string>
@@ -76,12 +77,13 @@ void dropout(const ParsedParams& pp, std::span<const NDArray> in, std::span<cons
     }
     // In float, as MXNet: the kept fraction and the scale 1 / (1 - p).
     const float keep = 1.0f - p.p;
-    const T scale = from_double<T>(1.0f / keep);
+    // p = 1: the scale is 1 / 0 and a dropped element's mask 0 * inf, NaN, as MXNet's.
+    const float inverse = keep > 0.0f ? 1.0f / keep : std::numeric_limits<float>::infinity();
+    const T scale = from_double<T>(inverse);
+    const T dropped = from_double<T>(keep > 0.0f ? 0.0 : std::numeric_limits<double>::quiet_NaN());
     auto& g = random_state().generator;
     T* m = mask.data_as<T>();
-    for (int64_t i = 0, n = mask.size(); i < n; ++i) {
-      m[i] = uniform01(g) < keep ? scale : from_double<T>(0.0);
-    }
+    for (int64_t i = 0, n = mask.size(); i < n; ++i) m[i] = uniform01(g) < keep ? scale : dropped;
     multiply<T>(x, mask, y);
   });
 }

@@ -213,34 +213,24 @@ int64_t float_bits(float v) {
   return bits;
 }
 
-const onednn::Primitive& layer_norm_primitive(const AxisSplit& s, float eps, bool backward) {
+const onednn::Primitive& layer_norm_primitive(const AxisSplit& s, float eps) {
   const onednn::dims d = {s.outer, s.len};
   const auto flags = dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift;
-  const std::string key = onednn::key_of(backward ? "LayerNorm/backward" : "LayerNorm", {d},
-                                         {float_bits(eps)}, DType::kFloat32);
-  return onednn::cached(
-      key, backward ? "layer_normalization_backward" : "layer_normalization_forward", [&] {
-        const auto md = onednn::plain_desc(d, DType::kFloat32);
-        const auto sd = onednn::plain_desc(onednn::dims{s.outer}, DType::kFloat32);
-        using fwd = dnnl::layer_normalization_forward;
-        const auto training = dnnl::prop_kind::forward_training;
-        if (!backward) {
-          const fwd::primitive_desc pd({training, md, sd, eps, flags}, onednn::user_scratchpad(),
-                                       onednn::engine());
-          return onednn::Primitive{fwd(pd), pd};
-        }
-        const fwd::primitive_desc hint({training, md, sd, eps, flags}, onednn::engine());
-        using bwd = dnnl::layer_normalization_backward;
-        const bwd::primitive_desc pd({dnnl::prop_kind::backward, md, md, sd, eps, flags},
-                                     onednn::user_scratchpad(), onednn::engine(), hint);
-        return onednn::Primitive{bwd(pd), pd};
-      });
+  const std::string key = onednn::key_of("LayerNorm", {d}, {float_bits(eps)}, DType::kFloat32);
+  return onednn::cached(key, "layer_normalization_forward", [&] {
+    const auto md = onednn::plain_desc(d, DType::kFloat32);
+    const auto sd = onednn::plain_desc(onednn::dims{s.outer}, DType::kFloat32);
+    using fwd = dnnl::layer_normalization_forward;
+    const fwd::primitive_desc pd({dnnl::prop_kind::forward_training, md, sd, eps, flags},
+                                 onednn::user_scratchpad(), onednn::engine());
+    return onednn::Primitive{fwd(pd), pd};
+  });
 }
 
 // oneDNN gives the variance; LayerNorm's third output is sqrt(variance + eps).
 void layer_norm_forward_onednn(const AxisSplit& s, float eps, std::span<const NDArray> in,
                                std::span<const NDArray> out) {
-  const onednn::Primitive& prim = layer_norm_primitive(s, eps, false);
+  const onednn::Primitive& prim = layer_norm_primitive(s, eps);
   const auto md = onednn::plain_desc(onednn::dims{s.outer, s.len}, DType::kFloat32);
   const auto sd = onednn::plain_desc(onednn::dims{s.outer}, DType::kFloat32);
   const auto cd = onednn::plain_desc(onednn::dims{s.len}, DType::kFloat32);
@@ -256,31 +246,6 @@ void layer_norm_forward_onednn(const AxisSplit& s, float eps, std::span<const ND
   }
 }
 
-void layer_norm_backward_onednn(const AxisSplit& s, float eps, std::span<const NDArray> in,
-                                std::span<const NDArray> out) {
-  const onednn::Primitive& prim = layer_norm_primitive(s, eps, true);
-  const auto md = onednn::plain_desc(onednn::dims{s.outer, s.len}, DType::kFloat32);
-  const auto sd = onednn::plain_desc(onednn::dims{s.outer}, DType::kFloat32);
-  const auto cd = onednn::plain_desc(onednn::dims{s.len}, DType::kFloat32);
-  const float* saved_std = in[4].data_as<float>();
-  std::vector<float> variance(static_cast<size_t>(s.outer));
-  std::vector<float> unused_shift(static_cast<size_t>(s.len), 0.0f);
-  for (int64_t r = 0; r < s.outer; ++r) {
-    const double v = saved_std[r];
-    variance[static_cast<size_t>(r)] = static_cast<float>(v * v - double{eps});
-  }
-  onednn::execute(prim, {{DNNL_ARG_SRC, onednn::wrap(md, in[1])},
-                         {DNNL_ARG_DIFF_DST, onednn::wrap(md, in[0])},
-                         {DNNL_ARG_SCALE, onednn::wrap(cd, in[2])},
-                         {DNNL_ARG_MEAN, onednn::wrap(sd, in[3])},
-                         {DNNL_ARG_VARIANCE, onednn::wrap(sd, variance.data())},
-                         {DNNL_ARG_DIFF_SRC, onednn::wrap(md, out[0])},
-                         {DNNL_ARG_DIFF_SCALE, onednn::wrap(cd, out[1])},
-                         {DNNL_ARG_DIFF_SHIFT, onednn::wrap(cd, out[2])},
-                         // oneDNN 2.6 asks for the shift too, and never reads it.
-                         {DNNL_ARG_SHIFT, onednn::wrap(cd, unused_shift.data())}});
-}
-
 void layer_norm(const ParsedParams& pp, std::span<const NDArray> in, std::span<const NDArray> out) {
   const auto& p = pp.get<LayerNormParams>();
   const AxisSplit s = layer_norm_split(p, in[0].shape());
@@ -294,7 +259,9 @@ void layer_norm_backward(const ParsedParams& pp, std::span<const NDArray> in,
                          std::span<const NDArray> out) {
   const auto& p = pp.get<LayerNormParams>();
   const AxisSplit s = layer_norm_split(p, in[1].shape());
-  if (layer_norm_onednn(s, in[1])) return layer_norm_backward_onednn(s, p.eps, in, out);
+  // The backward stays on the plain loop for every dtype: gamma's and beta's gradients sum over
+  // every row, and oneDNN's float sums missed MXNet's test_layer_norm tolerance (1e-4) at
+  // (4096, 512), where the loop's double sums pass.
   dispatch_float(pp.op(), in[1].dtype(), [&](auto tag) {
     normalize_lanes_backward<decltype(tag)>(s, ParamBy::kPosition, s.len, p.eps, false, in, out);
   });
