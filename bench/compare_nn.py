@@ -152,7 +152,10 @@ def nanomx_resnet(batch, size, repeats):
     """The training executor, and an inference one bound without gradients (as
     Module(for_training=False) binds), which nanomx fuses (docs/nn.md#inference-fusion)."""
     net = resnet18_symbol()
-    exe = net.simple_bind(mx.cpu(), data=(batch, 3, size, size))
+    # The data gets no gradient, as Module binds it (and as torch's input, which does not
+    # require one).
+    reqs = {name: "null" if name == "data" else "write" for name in net.list_arguments()}
+    exe = net.simple_bind(mx.cpu(), grad_req=reqs, data=(batch, 3, size, size))
     inference = net.simple_bind(mx.cpu(), grad_req="null", data=(batch, 3, size, size))
     rng = np.random.RandomState(0)
     for name, arr in exe.arg_dict.items():

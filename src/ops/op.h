@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <cstdlib>
 #include <functional>
 #include <new>
@@ -33,10 +34,12 @@ class ParsedParams {
   static constexpr size_t kInlineBytes = 96;
 
   explicit ParsedParams(const std::string* op_name = nullptr) : op_(op_name) {}
-  ParsedParams(const ParsedParams& other) : op_(other.op_), is_train_(other.is_train_) {
+  ParsedParams(const ParsedParams& other)
+      : op_(other.op_), is_train_(other.is_train_), unused_outputs_(other.unused_outputs_) {
     copy_from(other);
   }
-  ParsedParams(ParsedParams&& other) noexcept : op_(other.op_), is_train_(other.is_train_) {
+  ParsedParams(ParsedParams&& other) noexcept
+      : op_(other.op_), is_train_(other.is_train_), unused_outputs_(other.unused_outputs_) {
     move_from(other);
   }
   ParsedParams& operator=(const ParsedParams& other) {
@@ -44,6 +47,7 @@ class ParsedParams {
       reset();
       op_ = other.op_;
       is_train_ = other.is_train_;
+      unused_outputs_ = other.unused_outputs_;
       copy_from(other);
     }
     return *this;
@@ -53,6 +57,7 @@ class ParsedParams {
       reset();
       op_ = other.op_;
       is_train_ = other.is_train_;
+      unused_outputs_ = other.unused_outputs_;
       move_from(other);
     }
     return *this;
@@ -69,6 +74,13 @@ class ParsedParams {
   // eager call and from forward(is_train) in the executor; false otherwise.
   bool is_train() const { return is_train_; }
   void set_train(bool on) { is_train_ = on; }
+  // Whether anything reads output j (MXNet's kNullOp request): the executor marks the outputs of
+  // a node nothing reads (a data gradient nobody asked for), and a kernel may skip computing
+  // them (_backward_Convolution's data gradient for the first layer). Eager calls want all.
+  bool output_wanted(size_t j) const { return j >= 32 || ((unused_outputs_ >> j) & 1u) == 0; }
+  void set_output_unused(size_t j) {
+    if (j < 32) unused_outputs_ |= 1u << j;
+  }
   // Drops any parsed struct and names `op_name`: what a call without attributes to parse holds.
   void clear(const std::string* op_name) {
     reset();
@@ -151,6 +163,7 @@ class ParsedParams {
 
   const std::string* op_ = nullptr;
   bool is_train_ = false;
+  uint32_t unused_outputs_ = 0;
   const VTable* vtable_ = nullptr;
   void* ptr_ = nullptr;
   alignas(std::max_align_t) unsigned char buffer_[kInlineBytes];

@@ -395,6 +395,13 @@ void Executor::build(const ExecutorOptions& options) {
     s.options.input_shapes = std::span<const Shape* const>(s.shapes).first(s.in.size());
     s.options.output_shapes = std::span<const Shape* const>(s.shapes).subspan(s.in.size());
   };
+  // How many nodes (and graph outputs) read each entry: an output nothing reads need not be
+  // computed (ParsedParams::output_wanted).
+  std::vector<uint32_t> readers(num_entries, 0);
+  for (Node* n : g.nodes) {
+    for (const NodeEntry& e : n->inputs) ++readers[g.entry(e)];
+  }
+  for (const NodeEntry& e : full_.outputs) ++readers[g.entry(e)];
   num_forward_steps_ = 0;
   for (size_t k = 0; k < pn_node.size(); ++k) {
     const size_t nid = pn_node[k];
@@ -406,8 +413,13 @@ void Executor::build(const ExecutorOptions& options) {
       s->kernel = &ops::get_kernel(*n->op, ctx_.dev_type);
     }
     s->params = n->parsed;
+    for (uint32_t j = 0; j < n->num_outputs(); ++j) {
+      if (readers[g.row_ptr[nid] + j] == 0 && add_into[g.row_ptr[nid] + j] < 0) {
+        s->params.set_output_unused(j);
+      }
+    }
     if (n->op->reads_train_mode) {
-      s->train_params = n->parsed;
+      s->train_params = s->params;
       s->train_params->set_train(true);
     }
     std::vector<engine::VarHandle> reads, writes;

@@ -107,3 +107,22 @@ def test_module_agrees_with_the_executor_and_applies_sgd():
     exe.arg_dict["data"][:] = x
     np.testing.assert_allclose(pred.get_outputs()[0].asnumpy(),
                                exe.forward(is_train=False)[0].asnumpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_an_unwanted_data_gradient_is_skipped_and_changes_nothing_else():
+    # With no gradient for the data, the first Convolution's _backward_Convolution has a data
+    # gradient nothing reads: the executor marks it unwanted and the kernel skips it.
+    x, label, params, aux = _data()
+    _, grads, _ = _with_executor(x, label, params, aux)
+    sym = _symbol()
+    reqs = {n: "null" if n in ("data", "softmax_label") else "write" for n in sym.list_arguments()}
+    exe = sym.simple_bind(mx.cpu(), grad_req=reqs, data=x.shape, softmax_label=label.shape)
+    exe.copy_params_from({k: mx.nd.array(v) for k, v in params.items()},
+                         {k: mx.nd.array(v) for k, v in aux.items()})
+    exe.arg_dict["data"][:] = x
+    exe.arg_dict["softmax_label"][:] = label
+    exe.forward(is_train=True)
+    exe.backward()
+    assert exe.grad_dict.get("data") is None
+    for k in params:
+        np.testing.assert_allclose(exe.grad_dict[k].asnumpy(), grads[k], rtol=1e-5, atol=1e-7)

@@ -54,7 +54,8 @@ void fc_backward(const ParsedParams& pp, std::span<const NDArray> in,
       for (int64_t j = 0; j < n; ++j) db[j] = from_double<T>(sums[static_cast<size_t>(j)]);
     });
   }
-  gemm(t, dy.data(), w.data(), out[0].data(), DotDims{m, n, k, false, false});
+  if (pp.output_wanted(0))
+    gemm(t, dy.data(), w.data(), out[0].data(), DotDims{m, n, k, false, false});
 }
 
 // dx = dy * f'(...) in the dtype's compute type (as MXNet's kernels), one loop per act_type.

@@ -471,7 +471,8 @@ void convolution_backward(const ParsedParams& pp, std::span<const NDArray> in,
   const auto& p = pp.get<ConvolutionParams>();
   const ConvGeometry g = convolution_geometry(p, in[1].shape(), in[0].shape());
   conv_backward_weights(pp.op(), g, in[1], in[0], out[1], p.no_bias ? nullptr : &out[2]);
-  conv_backward_data(pp.op(), g, in[0], in[2], out[0]);
+  // The first layer's data gradient is usually wanted by nothing (the data has no gradient).
+  if (pp.output_wanted(0)) conv_backward_data(pp.op(), g, in[0], in[2], out[0]);
 }
 
 // y = the transposed convolution of x: the data gradient of the convolution from y to x.
