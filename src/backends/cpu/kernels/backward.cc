@@ -68,7 +68,7 @@ void map_grad(const NDArray& dy, const NDArray& v, const NDArray& dx, F f) {
   const int64_t n = dx.size();
   // Memory-bound: split across the intra-op team when large (docs/nn.md#threads).
   onednn::set_thread_team();
-#pragma omp parallel for simd if (n >= (int64_t{1} << 16))
+#pragma omp parallel for if (n >= (int64_t{1} << 16))
   for (int64_t i = 0; i < n; ++i) o[i] = T(to_compute(g[i]) * f(C(to_compute(a[i]))));
 }
 
@@ -88,7 +88,7 @@ void activation_backward(const ParsedParams& pp, std::span<const NDArray> in,
           float* o = dx.data_as<float>();
           const int64_t n = dx.size();
           onednn::set_thread_team();
-#pragma omp parallel for simd if (n >= (int64_t{1} << 16))
+#pragma omp parallel for if (n >= (int64_t{1} << 16))
           for (int64_t i = 0; i < n; ++i) {
             const float positive = v[i] > 0.0f ? g[i] : 0.0f;
             o[i] = v[i] != v[i] ? v[i] : positive;
