@@ -143,6 +143,11 @@ void register_shape_rules() {
     const GradValue zeros = b.add1("zeros_like", {}, {b.input(0)});
     return Grads{b.add1("_slice_assign", b.attrs(), {zeros, b.out_grad(0)})};
   });
+  // pick: the output gradient back at the picked positions; the index gets none.
+  register_gradient("pick", [](GradientBuilder& b) {
+    return Grads{b.add1("_backward_pick", b.attrs(), {b.out_grad(0), b.input(0), b.input(1)}),
+                 GradValue{}};
+  });
   // where(c, x, y): dy to x where c holds, to y elsewhere; the condition gets none.
   register_gradient("where", [](GradientBuilder& b) {
     const GradValue dy = b.out_grad(0), c = b.input(0);

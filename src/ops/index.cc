@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "ops/backward_ops.h"
 #include "ops/op_params.h"
 #include "ops/registry.h"
 
@@ -171,8 +172,16 @@ void register_index_ops(Registry& r) {
              },
          .infer_type = [](const ParsedParams&, std::span<PartialDType> in,
                           std::span<PartialDType> out) { out[0] = in[0]; },
-         .backward = {.inputs = {1}}},
+         // data for its shape, index for the positions.
+         .backward = {.inputs = {0, 1}}},
         {"choose_element_0index"});
+  // (dY, data, index) -> d(data): dY scattered to the picked positions, zero elsewhere.
+  add_float(r, with_attrs_of(fwd_op("pick"),
+                             {.name = "_backward_pick",
+                              .inputs = {"out_grad", "data", "index"},
+                              .infer_shape = [](const ParsedParams&, std::span<PartialShape> in,
+                                                std::span<PartialShape> out) { out[0] = in[1]; },
+                              .backward = {.differentiable = false}}));
   r.add({.name = "fill_element_0index",
          .inputs = {"lhs", "mhs", "rhs"},
          .keys = {},

@@ -112,6 +112,10 @@ def _ab(fn):
     (lambda: mx.sym.Reshape(mx.sym.Flatten(_sym("a")) * 2, shape=(3, 4)), {"a": (2, 3, 2)}),
     (lambda: mx.sym.Concat(_sym("a"), _sym("b"), dim=1) * 3, {"a": (2, 3), "b": (2, 2)}),
     (lambda: _ab(lambda a, b: mx.sym.Concat(a, a, b, dim=0)), {"a": (1, 3), "b": (2, 3)}),
+    # pick by an index computed in the graph (zeros: the first column), which gets no gradient
+    (lambda: (lambda a: mx.sym.pick(
+        a, mx.sym.BlockGrad(mx.sym.sum(mx.sym.zeros_like(a), axis=1)), axis=1))(_sym("a")),
+     {"a": (3, 4)}),
     # one variable feeding several nodes: gradients summed
     (lambda: _ab(lambda a, b: mx.sym.tanh(a) * mx.sym.sigmoid(a) + a * 3 + b),
      {"a": (2, 2), "b": (2, 2)}),

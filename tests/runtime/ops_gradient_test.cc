@@ -444,6 +444,15 @@ std::vector<GradCase> gradient_cases() {
   c.push_back({"reverse", {{"axis", "(0, 2)"}}, {s234}});
   c.push_back({"stack", {{"axis", "1"}, {"num_args", "3"}}, {s23, s23, s23}});
   c.push_back({"Concat", {{"dim", "1"}, {"num_args", "3"}}, {s23, Shape{2, 1}, s23}});
+  {
+    // Integer positions, clipped: a central difference of the data never moves them.
+    GradCase p{"pick", {{"axis", "1"}}, {s234, Shape{2, 4}}};
+    p.fix = [](std::vector<std::vector<double>>& xs) {
+      for (size_t i = 0; i < xs[1].size(); ++i) xs[1][i] = static_cast<double>(i % 4) - 0.5;
+    };
+    p.labels = {1};
+    c.push_back(std::move(p));
+  }
   c.push_back({"Concat", {{"dim", "0"}, {"num_args", "2"}}, {s234, Shape{1, 3, 4}}});
   c.push_back({"stack", {{"axis", "-1"}, {"num_args", "2"}}, {s23, s23}});
   c.push_back({"SliceChannel", {{"num_outputs", "2"}, {"axis", "2"}}, {s234}});

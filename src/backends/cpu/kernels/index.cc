@@ -46,6 +46,35 @@ void pick_kernel(const ParsedParams& p, std::span<const NDArray> in,
   });
 }
 
+// pick's gradient: zeros, then each output gradient at the position it was picked from.
+void pick_backward_kernel(const ParsedParams& p, std::span<const NDArray> in,
+                          std::span<const NDArray> outs) {
+  const NDArray& dx = outs[0];
+  const Shape& data = in[1].shape();
+  const auto& pp = p.get<PickParams>();
+  const int axis = normalize_axis(pp.axis, data.ndim(), "_backward_pick");
+  const AxisSplit split = split_at_axis(data, axis);
+  const int64_t outer = split.outer, len = split.len, inner = split.inner;
+  if (dx.nbytes()) std::memset(dx.data(), 0, dx.nbytes());
+  if (len == 0) return;
+  dispatch_dtype(in[2].dtype(), [&](auto itag) {
+    using I = decltype(itag);
+    const I* idx = in[2].data_as<I>();
+    dispatch_size(dtype_size(dx.dtype()), [&](auto tag) {
+      using E = decltype(tag);
+      const E* g = static_cast<const E*>(in[0].data());
+      E* o = static_cast<E*>(dx.data());
+      for (int64_t a = 0; a < outer; ++a) {
+        for (int64_t i = 0; i < inner; ++i) {
+          int64_t j = index_value(idx[a * inner + i]);
+          j = pp.wrap ? ((j % len) + len) % len : std::clamp<int64_t>(j, 0, len - 1);
+          o[(a * len + j) * inner + i] = g[a * inner + i];
+        }
+      }
+    });
+  });
+}
+
 void fill_element_kernel(const ParsedParams&, std::span<const NDArray> in,
                          std::span<const NDArray> outs) {
   const NDArray& out = outs[0];
@@ -414,6 +443,7 @@ void sort_kernel(const ParsedParams& p, std::span<const NDArray> in,
 
 void register_index_kernels() {
   register_kernel("pick", DeviceType::kCPU, pick_kernel);
+  register_kernel("_backward_pick", DeviceType::kCPU, pick_backward_kernel);
   register_kernel("fill_element_0index", DeviceType::kCPU, fill_element_kernel);
   register_kernel("_onehot_encode", DeviceType::kCPU, onehot_kernel);
   constexpr DeviceType kCPU = DeviceType::kCPU;
