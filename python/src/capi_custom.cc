@@ -90,7 +90,20 @@ int list_names(PropState* s, const char* method, char*** out) {
   }
 }
 
+// Whether Python objects may still be touched. Once the interpreter is finalizing, a thread
+// that takes the GIL is ended by CPython (an engine worker releasing a custom operator's state
+// then aborted the process with "terminate called without an active exception"): such states
+// are left to the process's end.
+bool python_alive() {
+#if PY_VERSION_HEX >= 0x030D0000
+  return Py_IsInitialized() && !Py_IsFinalizing();
+#else
+  return Py_IsInitialized() && !_Py_IsFinalizing();
+#endif
+}
+
 int prop_delete(void* state) {
+  if (!python_alive()) return 1;
   py::gil_scoped_acquire gil;
   delete static_cast<PropState*>(state);
   return 1;
@@ -175,6 +188,7 @@ int prop_backward_dependency(const int* out_grad, const int* in_data, const int*
 }
 
 int op_delete(void* state) {
+  if (!python_alive()) return 1;
   py::gil_scoped_acquire gil;
   delete static_cast<OpState*>(state);
   return 1;
