@@ -32,6 +32,7 @@ from . import image  # noqa: E402
 from . import image as img  # noqa: F401,E402
 from . import kvstore  # noqa: E402
 from . import kvstore as kv  # noqa: F401,E402
+from . import gluon  # noqa: F401,E402
 
 # A server process of a distributed job (DMLC_ROLE=server) serves here and exits: the importing
 # script's body never runs, as in MXNet.

@@ -451,3 +451,18 @@ def test_upsampling_bad_inputs():
         mx.nd.UpSampling(mx.nd.zeros((2, 3, 3)), scale=2, sample_type="nearest")
     with pytest.raises(mx.MXNetError, match="sample_type 'linear' is not one of"):
         mx.nd.UpSampling(x, scale=2, sample_type="linear")
+
+
+def test_a_script_ending_on_queued_convolutions_exits_cleanly():
+    # The queued operations run at exit; before oneDNN's own static objects are destroyed
+    # (onednn.cc waits for them from an exit handler). It crashed with SIGSEGV before.
+    import subprocess
+    import sys
+    script = ("import nanomx as mx\n"
+              "y = mx.nd.random.uniform(shape=(1, 32, 128, 128))\n"
+              "w = mx.nd.random.uniform(shape=(32, 32, 3, 3))\n"
+              "for _ in range(30):\n"
+              "    y = mx.nd.Convolution(y, w, kernel=(3, 3), num_filter=32, no_bias=True,\n"
+              "                          pad=(1, 1))\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr.decode()[-2000:]

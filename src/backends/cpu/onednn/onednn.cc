@@ -11,6 +11,7 @@
 #include <shared_mutex>
 #include <thread>
 
+#include "nanomx/engine.h"
 #include "nanomx/env.h"
 #include "nanomx/error.h"
 #include "nanomx/profiler.h"
@@ -18,9 +19,32 @@
 namespace nanomx::ops::cpu::onednn {
 
 dnnl::engine& engine() {
-  static dnnl::engine e(dnnl::engine::kind::cpu, 0);
-  return e;
+  static auto* e = new dnnl::engine(dnnl::engine::kind::cpu, 0);  // never destroyed
+  return *e;
 }
+
+namespace {
+
+// Operations still queued when a program ends run after its static objects are destroyed
+// (engine.h); libdnnl's own, made lazily by the first primitive of each kind, would be gone by
+// then (a script ending on 30 queued convolutions crashed in dnnl_reorder_primitive_desc_create).
+// An exit handler registered after those statics exist runs before they are destroyed: one is
+// registered after the first creation of each kind, and waits for the queued work.
+void wait_for_queued_work_at_exit(std::string_view kind) {
+  static std::mutex mutex;
+  static auto* registered = new std::unordered_map<std::string, bool>;
+  std::lock_guard lock(mutex);
+  if (!registered->try_emplace(std::string(kind), true).second) return;
+  std::atexit([] {
+    try {
+      nanomx::engine::Engine::get().wait_all();
+    } catch (...) {
+      // An operation's error: nobody is left to read it.
+    }
+  });
+}
+
+}  // namespace
 
 bool enabled() {
   // MXNet's switch (MXNET_MKLDNN_ENABLED=0 sends everything to the plain kernels); read once.
@@ -84,6 +108,7 @@ const Primitive& cached(const std::string& key, std::string_view kind,
     profiler::ScopedEvent event(name);
     made = std::make_unique<Primitive>(make());
   }
+  wait_for_queued_work_at_exit(kind);
   std::unique_lock lock(c.mutex);
   auto [it, inserted] = c.entries.try_emplace(key, std::move(made));
   return *it->second;
