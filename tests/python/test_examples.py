@@ -154,3 +154,29 @@ def test_profiler_imageiter_example(tmp_path):
     events = check_trace(str(tmp_path / "profile_imageiter.json"))
     names = {e["name"] for e in events if e.get("ph") in ("X", "B")}
     assert {"ImageRecordIter:decode", "ImageRecordIter:batchify", "wait for batch"} <= names
+
+
+def test_profiler_gluon_example(tmp_path):
+    import numpy as np
+    from nanomx import recordio
+    rng = np.random.RandomState(1)
+    writer = recordio.MXIndexedRecordIO(str(tmp_path / "test.idx"), str(tmp_path / "test.rec"),
+                                        "w")
+    for i in range(24):
+        img = rng.randint(0, 255, (rng.randint(40, 80), rng.randint(40, 80), 3)).astype(np.uint8)
+        writer.write_idx(i, recordio.pack_img(recordio.IRHeader(0, i % 10, i, 0), img))
+    writer.close()
+    result = run_example("profiler_gluon.py", tmp_path, "--batches", "2", "--batch-size", "4",
+                         "--size", "32")
+    first = result.stdout.splitlines()[0]
+    assert first.startswith("trained 8 images in ") and "images/s" in first, first
+    assert "Profile Statistics:" in result.stdout
+    events = check_trace(str(tmp_path / "profile_gluon.json"))
+    names = {e["name"] for e in events if e.get("ph") in ("X", "B", "b")}
+    # The model side: the hybridized graph's operators and its backward, one recorded node.
+    assert {"Convolution", "BatchNorm", "Pooling"} <= names, names
+    assert any(n.endswith("_backward_Convolution") for n in names), names
+    assert "_nanomx_gluon_cached_graph::pure_python" in names
+    # The data side: images decoded by the DataLoader's threads, and the steps.
+    assert "NNImageDecode" in names
+    assert any(n.startswith("ProfilerStep#") for n in names), names
