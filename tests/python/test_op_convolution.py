@@ -464,5 +464,8 @@ def test_a_script_ending_on_queued_convolutions_exits_cleanly():
               "for _ in range(30):\n"
               "    y = mx.nd.Convolution(y, w, kernel=(3, 3), num_filter=32, no_bias=True,\n"
               "                          pad=(1, 1))\n")
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=120)
+    import os
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(mx.__file__)))
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=120,
+                          env=env)
     assert done.returncode == 0, done.stderr.decode()[-2000:]
