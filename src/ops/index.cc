@@ -175,13 +175,26 @@ void register_index_ops(Registry& r) {
          // data for its shape, index for the positions.
          .backward = {.inputs = {0, 1}}},
         {"choose_element_0index"});
-  // (dY, data, index) -> d(data): dY scattered to the picked positions, zero elsewhere.
-  add_float(r, with_attrs_of(fwd_op("pick"),
-                             {.name = "_backward_pick",
-                              .inputs = {"out_grad", "data", "index"},
-                              .infer_shape = [](const ParsedParams&, std::span<PartialShape> in,
-                                                std::span<PartialShape> out) { out[0] = in[1]; },
-                              .backward = {.differentiable = false}}));
+  // (dY, data, index) -> d(data): dY scattered to the picked positions, zero elsewhere. The
+  // index keeps its own dtype (integer or float), as pick's does.
+  r.add(with_attrs_of(
+      fwd_op("pick"),
+      {.name = "_backward_pick",
+       .inputs = {"out_grad", "data", "index"},
+       .infer_shape = [](const ParsedParams&, std::span<PartialShape> in,
+                         std::span<PartialShape> out) { out[0] = in[1]; },
+       .infer_type =
+           [](const ParsedParams&, std::span<PartialDType> in, std::span<PartialDType> out) {
+             const PartialDType t = in[0] ? in[0] : in[1] ? in[1] : out[0];
+             if (!t) return;
+             NANOMX_CHECK(is_float_dtype(*t))
+                 << "_backward_pick: gradients are computed for floating-point data, got "
+                 << dtype_name(*t);
+             in[0] = t;
+             in[1] = t;
+             out[0] = t;
+           },
+       .backward = {.differentiable = false}}));
   r.add({.name = "fill_element_0index",
          .inputs = {"lhs", "mhs", "rhs"},
          .keys = {},

@@ -268,3 +268,15 @@ def test_reshape_view_is_recorded():
     _close(x.grad, 8 * xv)
     # Outside record() a reshape is a plain view.
     assert x.reshape((3, 2)).shape == (3, 2)
+
+
+def test_pick_gradient_with_an_integer_index():
+    x = mx.nd.array(np.arange(12, dtype=np.float32).reshape(3, 4))
+    x.attach_grad()
+    index = mx.nd.array([0, 3, 1], dtype="int32")
+    with mx.autograd.record():
+        y = mx.nd.pick(x, index, axis=1)
+    y.backward(mx.nd.array([1, 2, 3]))
+    want = np.zeros((3, 4), np.float32)
+    want[0, 0], want[1, 3], want[2, 1] = 1, 2, 3
+    np.testing.assert_array_equal(x.grad.asnumpy(), want)
