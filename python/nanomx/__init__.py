@@ -33,6 +33,9 @@ from . import image as img  # noqa: F401,E402
 from . import kvstore  # noqa: E402
 from . import kvstore as kv  # noqa: F401,E402
 from . import gluon  # noqa: F401,E402
+from . import test_utils, util, runtime  # noqa: F401,E402
+from .util import is_np_shape, set_np_shape, np_shape, use_np_shape  # noqa: F401,E402
+from .util import is_np_array, np_array, use_np_array, use_np  # noqa: F401,E402
 
 # A server process of a distributed job (DMLC_ROLE=server) serves here and exits: the importing
 # script's body never runs, as in MXNet.

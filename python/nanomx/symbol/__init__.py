@@ -8,3 +8,4 @@ from . import register as _register
 _register.populate()
 from .op import *  # noqa: E402,F401,F403
 from .symbol import *  # noqa: E402,F401,F403
+from .. import _symbol_fluent  # noqa: E402,F401 (attaches Symbol's fluent methods)
