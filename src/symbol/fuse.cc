@@ -1,6 +1,7 @@
 // Inference fusion of Convolution chains (symbol/fuse.h).
 #include "symbol/fuse.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <string>

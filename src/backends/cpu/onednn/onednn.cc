@@ -9,7 +9,9 @@
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
+#include <string>
 #include <thread>
+#include <unordered_map>
 
 #include "nanomx/engine.h"
 #include "nanomx/env.h"
